@@ -1,0 +1,17 @@
+import { createRequire } from 'node:module';
+import { defineConfig } from 'vitest/config';
+
+const require = createRequire(import.meta.url);
+
+export default defineConfig({
+  // graphql ships ESM and CJS builds; Pothos and yoga (not transformed) load the CJS one, so our
+  // code must too, or `instanceof GraphQLError`/schema checks see two realms.
+  resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
+  test: {
+    include: ['test/**/*.test.ts', '*.tmp.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Two cores: test files share them with PostgreSQL and the servers they start.
+    maxWorkers: 2,
+  },
+});
