@@ -1,0 +1,57 @@
+import { createMemoryLimiter } from './limits-memory.js';
+import { createRedisLimiter } from './limits-redis.js';
+
+// Per-key rate and in-flight limits (decisions.md §4: refused with 429 and a whole-second
+// Retry-After). AccessService.admit calls acquire() once per request and keeps the release.
+
+export interface LimitPolicy {
+  /** Tokens added to the bucket per second. */
+  ratePerSecond: number;
+  /** Bucket capacity: how many requests may arrive at once after a quiet spell. */
+  burst: number;
+  /** Requests of one key that may be running at the same time. */
+  maxInFlight: number;
+}
+
+export type Admission =
+  | { ok: true; release: () => Promise<void> }
+  | { ok: false; reason: 'rate' | 'in_flight'; retryAfterSeconds: number };
+
+export interface Limiter {
+  /**
+   * Takes one token and one in-flight slot of `keyId`, both or neither. Rejects with an Error only
+   * when the limiter itself fails (Redis unreachable), never to refuse a request.
+   */
+  acquire(keyId: string, policy: LimitPolicy): Promise<Admission>;
+  close(): Promise<void>;
+}
+
+export interface LimiterOptions {
+  /** Shares the limits through Redis across processes; without it they live in this process. */
+  redisUrl?: string;
+  /** In-process clock in milliseconds (tests). Ignored with Redis, which uses its own server time. */
+  now?: () => number;
+  /** Prefix of every Redis key, so tests and deployments can share one Redis. */
+  keyPrefix?: string;
+  /** Redis only: how long an unreleased in-flight slot (a crashed process's) keeps counting. */
+  slotTtlMs?: number;
+  /** Redis only: connect and command timeout, so acquire fails instead of hanging. */
+  timeoutMs?: number;
+  /** Redis only: connection errors and failed releases, which do not reach a caller. */
+  onError?: (error: unknown) => void;
+}
+
+export const DEFAULT_KEY_PREFIX = 'cds:limit:';
+export const DEFAULT_SLOT_TTL_MS = 60_000;
+export const DEFAULT_TIMEOUT_MS = 2_000;
+
+export function createLimiter(options: LimiterOptions = {}): Limiter {
+  if (options.redisUrl === undefined) return createMemoryLimiter({ now: options.now });
+  return createRedisLimiter({
+    url: options.redisUrl,
+    keyPrefix: options.keyPrefix ?? DEFAULT_KEY_PREFIX,
+    slotTtlMs: options.slotTtlMs ?? DEFAULT_SLOT_TTL_MS,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    onError: options.onError ?? (() => {}),
+  });
+}
