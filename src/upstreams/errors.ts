@@ -1,0 +1,35 @@
+export type UpstreamName = 'instagram' | 'twitch';
+
+/** The upstream answered 404: the account does not exist or is not public. */
+export class UpstreamNotFoundError extends Error {
+  override readonly name = 'UpstreamNotFoundError';
+
+  constructor(readonly upstream: UpstreamName) {
+    super(`${upstream} upstream has no such resource`);
+  }
+}
+
+export type UnavailableReason =
+  | 'timeout'
+  | 'network'
+  | 'status'
+  | 'malformed'
+  | 'rate-limited'
+  | 'circuit-open';
+
+/**
+ * The upstream could not give a usable answer; retrying later may succeed.
+ * Messages name the upstream and the reason only, never a URL or a credential, so they are safe to log.
+ */
+export class UpstreamUnavailableError extends Error {
+  override readonly name = 'UpstreamUnavailableError';
+
+  constructor(
+    readonly upstream: UpstreamName,
+    readonly reason: UnavailableReason,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${upstream} upstream unavailable (${reason}): ${detail}`, options);
+  }
+}
