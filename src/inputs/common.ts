@@ -1,0 +1,129 @@
+import { z } from 'zod';
+
+// Shared pieces of the input schemas. Every schema here is the single definition of an input:
+// GraphQL args, REST bodies and CLI flags derive from them. Schemas only validate (no transforms),
+// so a validated value is still plain JSON and can travel as GraphQL variables unchanged.
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export interface InstantRange {
+  start: Date;
+  // Exclusive: the end of the given instant, or the day after an end date (inclusive through its last ms).
+  endExclusive: Date;
+}
+
+function validDate(year: string, month: string, day: string): boolean {
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  return date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
+}
+
+/** Reads `2026-01-31` (a UTC day) or `2026-01-31T08:00:00Z` / `…+02:00`; null for anything else. */
+export function parseInstant(text: string): InstantRange | null {
+  const date = ISO_DATE.exec(text);
+  if (date) {
+    if (!validDate(date[1], date[2], date[3])) return null;
+    const start = new Date(`${text}T00:00:00.000Z`);
+    return { start, endExclusive: new Date(start.getTime() + 86_400_000) };
+  }
+  const dateTime = ISO_DATE_TIME.exec(text);
+  if (!dateTime || !validDate(dateTime[1], dateTime[2], dateTime[3])) return null;
+  if (Number(dateTime[4]) > 23 || Number(dateTime[5]) > 59 || Number(dateTime[6] ?? 0) > 59) return null;
+  const start = new Date(text);
+  if (Number.isNaN(start.getTime())) return null;
+  return { start, endExclusive: new Date(start.getTime() + 1) };
+}
+
+export const instant = z
+  .string()
+  .refine((text) => parseInstant(text) !== null, {
+    message: 'must be an ISO 8601 date (2026-01-31) or date-time with Z or an offset (2026-01-31T08:00:00Z)',
+  });
+
+export const bound = z.number().nonnegative().finite();
+export const countryCodes = z
+  .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'))
+  .max(250);
+export const languageCodes = z
+  .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be an ISO 639-1 language code'))
+  .max(200);
+export const searchQuery = z.string().max(200);
+
+export const genderSchema = z.enum(['UNKNOWN', 'MALE', 'FEMALE']).describe('Gender of a creator or channel');
+
+/**
+ * Cross-field rules shared by every filter: each `xMin`/`xMax` pair and the `createAtStart`/
+ * `createAtEnd` range must not be inverted. Paired by name, so a new bound needs no new rule.
+ */
+export function checkRanges(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  for (const [key, min] of Object.entries(value)) {
+    if (!key.endsWith('Min') || typeof min !== 'number') continue;
+    const maxKey = `${key.slice(0, -3)}Max`;
+    const max = value[maxKey];
+    if (typeof max === 'number' && min > max) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `must not be greater than ${maxKey}` });
+    }
+  }
+  const start = typeof value.createAtStart === 'string' ? parseInstant(value.createAtStart) : null;
+  const end = typeof value.createAtEnd === 'string' ? parseInstant(value.createAtEnd) : null;
+  if (start && end && start.start >= end.endExclusive) {
+    ctx.addIssue({ code: 'custom', path: ['createAtStart'], message: 'must not be after createAtEnd' });
+  }
+}
+
+export function filterSchema<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject(shape).superRefine(checkRanges);
+}
+
+// Offset paging (REST) stops at the 10,000th result; deeper traversal uses connection cursors.
+export const MAX_OFFSET_WINDOW = 10_000;
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+
+export const pageShape = {
+  page: z.int().min(1).optional().describe('Page number, from 1'),
+  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).optional().describe('Items per page, 1 to 100 (default 20)'),
+};
+
+export function checkOffsetWindow(value: { page?: number; pageSize?: number }, ctx: z.RefinementCtx): void {
+  const page = value.page ?? 1;
+  const pageSize = value.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (page * pageSize > MAX_OFFSET_WINDOW) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['page'],
+      message: `page * pageSize must not exceed ${MAX_OFFSET_WINDOW}; use the GraphQL connection cursors for deeper traversal`,
+    });
+  }
+}
+
+export const cursor = z.string().max(512);
+
+/** Relay connection arguments; `offset` mirrors the REST page window and shares its limit. */
+export const connectionArgsShape = {
+  first: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
+  last: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
+  after: cursor.nullish(),
+  before: cursor.nullish(),
+  offset: z.int().min(0).nullish(),
+};
+
+export function checkConnectionArgs(
+  value: { first?: number | null; last?: number | null; offset?: number | null; after?: string | null; before?: string | null },
+  ctx: z.RefinementCtx,
+): void {
+  if (value.first != null && value.last != null) {
+    ctx.addIssue({ code: 'custom', path: ['last'], message: 'use either first or last, not both' });
+  }
+  if (value.offset != null) {
+    if (value.after != null || value.before != null || value.last != null) {
+      ctx.addIssue({ code: 'custom', path: ['offset'], message: 'offset cannot be combined with after, before or last' });
+    } else if (value.offset + (value.first ?? DEFAULT_PAGE_SIZE) > MAX_OFFSET_WINDOW) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['offset'],
+        message: `offset + first must not exceed ${MAX_OFFSET_WINDOW}; use after/before cursors for deeper traversal`,
+      });
+    }
+  }
+}

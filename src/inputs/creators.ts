@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import {
+  bound,
+  checkConnectionArgs,
+  checkOffsetWindow,
+  connectionArgsShape,
+  checkRanges,
+  countryCodes,
+  filterSchema,
+  genderSchema,
+  instant,
+  languageCodes,
+  pageShape,
+  searchQuery,
+} from './common.js';
+
+export const MAX_CATEGORY_IDS = 100;
+
+// Creator search filters (contract §4.1), camelCase; the REST body uses the same names in snake_case.
+export const creatorFilterShape = {
+  query: searchQuery.nullish().describe('Case-insensitive substring of username or full name'),
+  categoryIds: z
+    .array(z.int().positive())
+    .max(MAX_CATEGORY_IDS)
+    .nullish()
+    .describe('Level-2 and level-3 category ids, combined as a union; a level-2 id covers its children'),
+  locations: countryCodes.nullish().describe('ISO 3166-1 alpha-2 country codes'),
+  followerCountMin: bound.nullish(),
+  followerCountMax: bound.nullish(),
+  createAtStart: instant.nullish().describe('Last publish time from (ISO 8601 date or date-time)'),
+  createAtEnd: instant.nullish().describe('Last publish time to, inclusive (ISO 8601 date or date-time)'),
+  avgEngagementRateMin: bound.nullish().describe('Percent'),
+  avgEngagementRateMax: bound.nullish().describe('Percent'),
+  avgCommentCountMin: bound.nullish(),
+  avgCommentCountMax: bound.nullish(),
+  avgLikeCountMin: bound.nullish(),
+  avgLikeCountMax: bound.nullish(),
+  avgPlayCountMin: bound.nullish().describe('Bounds the average view count'),
+  avgPlayCountMax: bound.nullish().describe('Bounds the average view count'),
+  gender: genderSchema.nullish(),
+  recentMonthPublishCountMin: bound.nullish(),
+  recentMonthPublishCountMax: bound.nullish(),
+  hasEmail: z.boolean().nullish().describe('true: only creators with contact details'),
+  languages: languageCodes.nullish().describe('ISO 639-1 language codes'),
+  avgEngagementCountMin: bound.nullish().describe('Average likes + comments + reposts per post'),
+  avgEngagementCountMax: bound.nullish().describe('Average likes + comments + reposts per post'),
+  avgVideoEngagementRateMin: bound.nullish().describe('Percent'),
+  avgVideoEngagementRateMax: bound.nullish().describe('Percent'),
+  verified: z.boolean().nullish().describe('true: only verified creators'),
+  retweetRatioMax: bound.nullish().describe('Maximum repost share, percent'),
+};
+
+export const creatorFilter = filterSchema(creatorFilterShape);
+export type CreatorFilter = z.infer<typeof creatorFilter>;
+
+export const creatorSort = z
+  .enum(['RELEVANCE', 'FOLLOWER_COUNT', 'ENGAGEMENT_RATE'])
+  .describe('Creator order, always descending; RELEVANCE by default with a query, else FOLLOWER_COUNT');
+export type CreatorSort = z.infer<typeof creatorSort>;
+
+// The REST body of POST /api/v1/search/twitter/user, before its wire codecs (see src/rest/codecs.ts).
+export const creatorSearchBody = z
+  .strictObject({ ...creatorFilterShape, ...pageShape, sortBy: creatorSort.nullish() })
+  .superRefine(checkRanges)
+  .superRefine(checkOffsetWindow);
+
+// The GraphQL `creators` field's arguments: the same filter, plus Relay connection arguments.
+export const creatorsArgs = z
+  .object({ filter: creatorFilter.nullish(), sortBy: creatorSort.nullish(), ...connectionArgsShape })
+  .superRefine(checkConnectionArgs);

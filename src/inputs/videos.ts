@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import {
+  bound,
+  checkConnectionArgs,
+  checkOffsetWindow,
+  connectionArgsShape,
+  checkRanges,
+  countryCodes,
+  filterSchema,
+  genderSchema,
+  instant,
+  pageShape,
+  searchQuery,
+} from './common.js';
+
+export const videoTypeSchema = z.enum(['VIDEO', 'SHORT']).describe('VIDEO (1 in REST) or SHORT (2 in REST)');
+
+// Video search filters (contract §4.2). Channel metrics filter on the video's channel.
+export const videoFilterShape = {
+  query: searchQuery.nullish().describe('Case-insensitive substring of title or description'),
+  categorys: z.array(z.int().nonnegative()).max(100).nullish().describe("The video's category ids (the contract's spelling)"),
+  locations: countryCodes.nullish().describe("The channel's country, ISO 3166-1 alpha-2"),
+  followerCountMin: bound.nullish(),
+  followerCountMax: bound.nullish(),
+  createAtStart: instant.nullish().describe('Video publish time from (ISO 8601 date or date-time)'),
+  createAtEnd: instant.nullish().describe('Video publish time to, inclusive (ISO 8601 date or date-time)'),
+  avgEngagementRateMin: bound.nullish().describe('Percent'),
+  avgEngagementRateMax: bound.nullish().describe('Percent'),
+  avgCommentCountMin: bound.nullish(),
+  avgCommentCountMax: bound.nullish(),
+  avgLikeCountMin: bound.nullish(),
+  avgLikeCountMax: bound.nullish(),
+  avgPlayCountMin: bound.nullish(),
+  avgPlayCountMax: bound.nullish(),
+  gender: genderSchema.nullish(),
+  recentMonthPublishCountMin: bound.nullish(),
+  recentMonthPublishCountMax: bound.nullish(),
+  videoType: videoTypeSchema.nullish(),
+};
+
+export const videoFilter = filterSchema(videoFilterShape);
+export type VideoFilter = z.infer<typeof videoFilter>;
+
+export const videoSort = z
+  .enum(['RELEVANCE', 'NEWEST'])
+  .describe('Video order, always descending; RELEVANCE by default with a query, else NEWEST');
+export type VideoSort = z.infer<typeof videoSort>;
+
+export const videoSearchBody = z
+  .strictObject({ ...videoFilterShape, ...pageShape })
+  .superRefine(checkRanges)
+  .superRefine(checkOffsetWindow);
+
+export const videosArgs = z
+  .object({ filter: videoFilter.nullish(), sortBy: videoSort.nullish(), ...connectionArgsShape })
+  .superRefine(checkConnectionArgs);

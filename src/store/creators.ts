@@ -1,0 +1,190 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
+import { parseInstant } from '../inputs/common.js';
+import type { Database, CreatorRow } from './database.js';
+import { containsPattern, fetchPage, prefixPattern, type Page, type PageArgs, type SortKey } from './paging.js';
+import { genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
+
+export interface LastPostItem {
+  postId: string;
+  description: string;
+  createAt: Date;
+  coverUrl: string;
+  likeCount: number;
+  commentCount: number;
+  retweetCount: number;
+  viewCount: number;
+}
+
+export interface Creator {
+  platform: string;
+  userId: string;
+  username: string;
+  fullName: string;
+  avatar: string;
+  country: string;
+  language: string;
+  gender: Gender;
+  followerCount: number;
+  isVerified: boolean;
+  hasEmail: boolean;
+  avgEngagementRate: string;
+  avgVideoEngagementRate: string;
+  avgCommentCount: string;
+  avgLikeCount: string;
+  avgRetweetCount: string;
+  avgViewCount: string;
+  avgEngagementCount: string;
+  retweetRatio: string;
+  replyRatio: string;
+  postCount: number;
+  videoCount: number;
+  lastPublishAt: Date | null;
+  recentMonthPublishCount: number;
+  recentWeekPublishCount: number;
+  lastPost: LastPostItem | null;
+  evaluationMin: string;
+  evaluationMax: string;
+  categoryIds: number[];
+  lastUpdateAt: Date;
+}
+
+/** A validated filter with category ids already expanded (see categories.ts). */
+export interface CreatorSearch {
+  platform: string;
+  filter: CreatorFilter;
+  categoryIds: number[] | null;
+  sort: CreatorSort;
+}
+
+export function defaultCreatorSort(filter: CreatorFilter): CreatorSort {
+  return filter.query ? 'RELEVANCE' : 'FOLLOWER_COUNT';
+}
+
+type CreatorsEb = ExpressionBuilder<Database, 'creators'>;
+
+const numericBounds = [
+  ['followerCountMin', 'followerCountMax', 'follower_count'],
+  ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
+  ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
+  ['avgLikeCountMin', 'avgLikeCountMax', 'avg_like_count'],
+  ['avgPlayCountMin', 'avgPlayCountMax', 'avg_view_count'],
+  ['recentMonthPublishCountMin', 'recentMonthPublishCountMax', 'recent_month_publish_count'],
+  ['avgEngagementCountMin', 'avgEngagementCountMax', 'avg_engagement_count'],
+  ['avgVideoEngagementRateMin', 'avgVideoEngagementRateMax', 'avg_video_engagement_rate'],
+  [null, 'retweetRatioMax', 'retweet_ratio'],
+] as const;
+
+function whereCreators(search: CreatorSearch) {
+  const { filter } = search;
+  return (eb: CreatorsEb): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [eb('creators.platform', '=', search.platform)];
+    if (filter.query) {
+      const pattern = containsPattern(filter.query);
+      conditions.push(
+        eb.or([eb(sql`lower(creators.username)`, 'like', pattern), eb(sql`lower(creators.full_name)`, 'like', pattern)]),
+      );
+    }
+    if (search.categoryIds) {
+      conditions.push(sql<SqlBool>`creators.category_ids && ${sql.val(search.categoryIds)}::integer[]`);
+    }
+    if (filter.locations?.length) {
+      conditions.push(eb('creators.country', 'in', filter.locations.map((c) => c.toUpperCase())));
+    }
+    if (filter.languages?.length) {
+      conditions.push(eb('creators.language', 'in', filter.languages.map((c) => c.toLowerCase())));
+    }
+    for (const [minKey, maxKey, column] of numericBounds) {
+      const min = minKey ? filter[minKey] : null;
+      const max = filter[maxKey];
+      if (min != null) conditions.push(eb(`creators.${column}`, '>=', min));
+      if (max != null) conditions.push(eb(`creators.${column}`, '<=', max));
+    }
+    if (filter.createAtStart) conditions.push(eb('creators.last_publish_at', '>=', parseInstant(filter.createAtStart)!.start));
+    if (filter.createAtEnd) conditions.push(eb('creators.last_publish_at', '<', parseInstant(filter.createAtEnd)!.endExclusive));
+    if (filter.gender) conditions.push(eb('creators.gender', '=', genderToCode(filter.gender)));
+    if (filter.hasEmail) conditions.push(eb('creators.has_email', '=', true));
+    if (filter.verified) conditions.push(eb('creators.is_verified', '=', true));
+    return eb.and(conditions);
+  };
+}
+
+function sortKey(search: CreatorSearch): SortKey {
+  const id = sql`creators.user_id`;
+  switch (search.sort) {
+    case 'ENGAGEMENT_RATE':
+      return { name: 'c:engagement', keys: [sql`creators.avg_engagement_rate`, id] };
+    case 'FOLLOWER_COUNT':
+      return { name: 'c:followers', keys: [sql`creators.follower_count`, id] };
+    case 'RELEVANCE': {
+      // An exact username first, then username prefixes, then full-name prefixes, then any match.
+      const q = (search.filter.query ?? '').toLowerCase();
+      const rank = sql`(CASE WHEN lower(creators.username) = ${q} THEN 3
+        WHEN lower(creators.username) LIKE ${prefixPattern(q)} THEN 2
+        WHEN lower(creators.full_name) LIKE ${prefixPattern(q)} THEN 1 ELSE 0 END)`;
+      return { name: 'c:relevance', keys: [rank, sql`creators.follower_count`, id] };
+    }
+  }
+}
+
+export async function searchCreators(db: Kysely<Database>, search: CreatorSearch, page: PageArgs): Promise<Page<Creator>> {
+  const query = db.selectFrom('creators').selectAll('creators').where(whereCreators(search));
+  const result = await fetchPage(query, sortKey(search), page);
+  return { ...result, rows: result.rows.map(toCreator) };
+}
+
+export async function countCreators(db: Kysely<Database>, search: CreatorSearch): Promise<number> {
+  const row = await db
+    .selectFrom('creators')
+    .select((eb) => eb.fn.countAll().as('total'))
+    .where(whereCreators(search))
+    .executeTakeFirstOrThrow();
+  return toCount(row.total as string | number | bigint);
+}
+
+export function toCreator(row: CreatorRow): Creator {
+  const post = row.last_post;
+  return {
+    platform: row.platform,
+    userId: row.user_id,
+    username: row.username,
+    fullName: row.full_name,
+    avatar: row.avatar,
+    country: row.country,
+    language: row.language,
+    gender: genderFromCode(row.gender),
+    followerCount: toCount(row.follower_count),
+    isVerified: row.is_verified,
+    hasEmail: row.has_email,
+    avgEngagementRate: toDecimal(row.avg_engagement_rate),
+    avgVideoEngagementRate: toDecimal(row.avg_video_engagement_rate),
+    avgCommentCount: toDecimal(row.avg_comment_count),
+    avgLikeCount: toDecimal(row.avg_like_count),
+    avgRetweetCount: toDecimal(row.avg_retweet_count),
+    avgViewCount: toDecimal(row.avg_view_count),
+    avgEngagementCount: toDecimal(row.avg_engagement_count),
+    retweetRatio: toDecimal(row.retweet_ratio),
+    replyRatio: toDecimal(row.reply_ratio),
+    postCount: toCount(row.post_count),
+    videoCount: toCount(row.video_count),
+    lastPublishAt: toDate(row.last_publish_at),
+    recentMonthPublishCount: row.recent_month_publish_count,
+    recentWeekPublishCount: row.recent_week_publish_count,
+    lastPost: post
+      ? {
+          postId: post.post_id,
+          description: post.description,
+          createAt: new Date(post.create_at),
+          coverUrl: post.cover_url,
+          likeCount: post.like_count,
+          commentCount: post.comment_count,
+          retweetCount: post.retweet_count,
+          viewCount: post.view_count,
+        }
+      : null,
+    evaluationMin: toDecimal(row.evaluation_min),
+    evaluationMax: toDecimal(row.evaluation_max),
+    categoryIds: row.category_ids,
+    lastUpdateAt: row.last_update_at,
+  };
+}

@@ -1,0 +1,25 @@
+// Driver-neutral readers: pg returns int8 and numeric as strings, PGlite as numbers or BigInt.
+// Responses never depend on which driver ran.
+
+export function toCount(value: string | number | bigint | null | undefined): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'number' ? value : Number(value);
+}
+
+// Metrics are numeric(20,2): rendered as decimal strings with exactly two decimals ("3.25").
+export function toDecimal(value: string | number | null | undefined): string {
+  if (value === null || value === undefined) return '0.00';
+  if (typeof value === 'number') return value.toFixed(2);
+  const [whole, fraction = ''] = value.split('.');
+  return `${whole}.${fraction.padEnd(2, '0').slice(0, 2)}`;
+}
+
+export function toDate(value: Date | string | null | undefined): Date | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value : new Date(value);
+}
+
+const genders = ['UNKNOWN', 'MALE', 'FEMALE'] as const;
+export type Gender = (typeof genders)[number];
+export const genderFromCode = (code: number): Gender => genders[code] ?? 'UNKNOWN';
+export const genderToCode = (gender: Gender): number => genders.indexOf(gender);

@@ -1,0 +1,127 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { parseInstant } from '../inputs/common.js';
+import type { VideoFilter, VideoSort } from '../inputs/videos.js';
+import type { Database, VideoRow } from './database.js';
+import { formatDuration } from './durations.js';
+import { containsPattern, fetchPage, prefixPattern, type Page, type PageArgs, type SortKey } from './paging.js';
+import { genderToCode, toCount, toDate, toDecimal } from './values.js';
+
+export interface Video {
+  videoId: string;
+  channelId: string;
+  title: string;
+  description: string;
+  coverUrl: string;
+  createAt: Date;
+  duration: string;
+  videoUrl: string;
+  videoType: 'VIDEO' | 'SHORT';
+  categoryId: number;
+  likeCount: number;
+  commentCount: number;
+  playCount: number;
+  engagementRate: string;
+  lastUpdateAt: Date;
+}
+
+export interface VideoSearch {
+  filter: VideoFilter;
+  sort: VideoSort;
+}
+
+export function defaultVideoSort(filter: VideoFilter): VideoSort {
+  return filter.query ? 'RELEVANCE' : 'NEWEST';
+}
+
+type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
+
+// Filters on the video's channel (decisions.md §2); the channel is joined only when one is used.
+const channelBounds = [
+  ['followerCountMin', 'followerCountMax', 'follower_count'],
+  ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
+  ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
+  ['avgLikeCountMin', 'avgLikeCountMax', 'avg_like_count'],
+  ['avgPlayCountMin', 'avgPlayCountMax', 'avg_play_count'],
+  ['recentMonthPublishCountMin', 'recentMonthPublishCountMax', 'recent_month_publish_count'],
+] as const;
+
+function needsChannel(filter: VideoFilter): boolean {
+  return Boolean(
+    filter.locations?.length || filter.gender || channelBounds.some(([min, max]) => filter[min] != null || filter[max] != null),
+  );
+}
+
+function whereVideos(filter: VideoFilter) {
+  return (eb: VideosEb): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (filter.query) {
+      const pattern = containsPattern(filter.query);
+      conditions.push(eb.or([eb(sql`lower(videos.title)`, 'like', pattern), eb(sql`lower(videos.description)`, 'like', pattern)]));
+    }
+    if (filter.categorys?.length) conditions.push(eb('videos.category_id', 'in', filter.categorys));
+    if (filter.createAtStart) conditions.push(eb('videos.create_at', '>=', parseInstant(filter.createAtStart)!.start));
+    if (filter.createAtEnd) conditions.push(eb('videos.create_at', '<', parseInstant(filter.createAtEnd)!.endExclusive));
+    if (filter.videoType) conditions.push(eb('videos.video_type', '=', filter.videoType === 'SHORT' ? 2 : 1));
+    if (filter.locations?.length) conditions.push(eb('c.country', 'in', filter.locations.map((c) => c.toUpperCase())));
+    if (filter.gender) conditions.push(eb('c.gender', '=', genderToCode(filter.gender)));
+    for (const [minKey, maxKey, column] of channelBounds) {
+      const min = filter[minKey];
+      const max = filter[maxKey];
+      if (min != null) conditions.push(eb(`c.${column}`, '>=', min));
+      if (max != null) conditions.push(eb(`c.${column}`, '<=', max));
+    }
+    return eb.and(conditions);
+  };
+}
+
+function baseQuery(db: Kysely<Database>, filter: VideoFilter) {
+  const videos = db.selectFrom('videos');
+  const joined = needsChannel(filter)
+    ? videos.innerJoin('channels as c', 'c.channel_id', 'videos.channel_id')
+    : (videos as unknown as ReturnType<typeof videos.innerJoin<'channels as c', 'c.channel_id', 'videos.channel_id'>>);
+  return joined.where(whereVideos(filter));
+}
+
+function sortKey(search: VideoSearch): SortKey {
+  const id = sql`videos.video_id`;
+  if (search.sort === 'NEWEST') return { name: 'v:newest', keys: [sql`videos.create_at`, id] };
+  // Title matches outrank description-only matches; then the most played.
+  const q = (search.filter.query ?? '').toLowerCase();
+  const rank = sql`(CASE WHEN lower(videos.title) = ${q} THEN 3
+    WHEN lower(videos.title) LIKE ${prefixPattern(q)} THEN 2
+    WHEN lower(videos.title) LIKE ${containsPattern(q)} THEN 1 ELSE 0 END)`;
+  return { name: 'v:relevance', keys: [rank, sql`videos.play_count`, id] };
+}
+
+export async function searchVideos(db: Kysely<Database>, search: VideoSearch, page: PageArgs): Promise<Page<Video>> {
+  const query = baseQuery(db, search.filter).selectAll('videos');
+  const result = await fetchPage(query, sortKey(search), page);
+  return { ...result, rows: result.rows.map((row) => toVideo(row as VideoRow)) };
+}
+
+export async function countVideos(db: Kysely<Database>, search: VideoSearch): Promise<number> {
+  const row = await baseQuery(db, search.filter)
+    .select((eb) => eb.fn.countAll().as('total'))
+    .executeTakeFirstOrThrow();
+  return toCount(row.total as string | number | bigint);
+}
+
+export function toVideo(row: VideoRow): Video {
+  return {
+    videoId: row.video_id,
+    channelId: row.channel_id,
+    title: row.title,
+    description: row.description,
+    coverUrl: row.cover_url,
+    createAt: toDate(row.create_at)!,
+    duration: formatDuration(row.duration_seconds),
+    videoUrl: row.video_url,
+    videoType: row.video_type === 2 ? 'SHORT' : 'VIDEO',
+    categoryId: row.category_id,
+    likeCount: toCount(row.like_count),
+    commentCount: toCount(row.comment_count),
+    playCount: toCount(row.play_count),
+    engagementRate: toDecimal(row.engagement_rate),
+    lastUpdateAt: row.last_update_at,
+  };
+}

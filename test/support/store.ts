@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openStore, type Store } from '../../src/store/connect.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+
+export interface TestStore extends Store {
+  /** The URL of this test's own database (PostgreSQL only), for servers started in other processes. */
+  databaseUrl: string | undefined;
+  /** Statements run so far, for tests that assert the number of queries an operation issues. */
+  queries: string[];
+}
+
+// With TEST_DATABASE_URL: a fresh `test_*` database on that server, dropped afterwards.
+// Without it: an in-memory PGlite. Either way, migrated and empty.
+export async function createTestStore(): Promise<TestStore> {
+  const queries: string[] = [];
+  const log = (event: { level: string; query: { sql: string } }) => {
+    if (event.level === 'query') queries.push(event.query.sql);
+  };
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const store = await openStore({ dataDir: 'memory://', log });
+    await migrateToLatest(store.db);
+    return { ...store, databaseUrl: undefined, queries };
+  }
+  const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const store = await openStore({ databaseUrl: url.toString(), log });
+  await migrateToLatest(store.db);
+  return {
+    ...store,
+    databaseUrl: url.toString(),
+    queries,
+    close: async () => {
+      await store.close();
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function adminQuery(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
