@@ -1,0 +1,11 @@
+// The metered endpoints (decisions.md §1): the id a plan names, and the units a success costs.
+export const endpoints = {
+  'search.creators': { cost: 100 },
+  'search.videos': { cost: 100 },
+  'live.search': { cost: 1 },
+  'realtime.medias': { cost: 100 },
+  ping: { cost: 0 },
+} as const;
+
+export type EndpointId = keyof typeof endpoints;
+export const endpointIds = Object.keys(endpoints) as EndpointId[];

@@ -1,0 +1,92 @@
+import { execute } from 'graphql';
+import { RequestAccess } from '../access/pipeline.js';
+import { ApiError, isApiError, statusOfCode, toClientError, type ErrorCode, type FieldError } from '../errors.js';
+import { schema } from '../schema/index.js';
+import { createContext } from '../schema/context.js';
+import type { Services } from '../services.js';
+import { decodeRestInput, restFieldErrors } from './codecs.js';
+import { errorResponse, jsonResponse, notFound, successBody } from './envelope.js';
+import { renderRest } from './render.js';
+import { restRoutes, type RestRoute } from './routes.js';
+
+const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
+
+/** The REST front door: route, then the shared pipeline, then the route's GraphQL operation. */
+export async function handleRest(services: Services, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const isPing = url.pathname === '/api/ping';
+  const route = routesByPath.get(url.pathname);
+  // Step 1: an unknown path, or a known one with the wrong method, is 404 before anything else.
+  if (isPing ? request.method !== 'GET' : !route || route.method !== request.method) {
+    return errorResponse(notFound());
+  }
+
+  const access = new RequestAccess(services.access, request.headers.get('authorization'));
+  let failed: ReadonlySet<string> | 'all' = 'all';
+  let response: Response;
+  try {
+    await access.enter();
+    if (isPing) {
+      failed = new Set();
+      response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
+    } else {
+      const input = decodeRestInput(route!.input, await readInput(request, route!, services.config.maxBodyBytes));
+      const result = await execute({
+        schema,
+        document: route!.document,
+        variableValues: route!.variables(input),
+        contextValue: createContext(services, access),
+      });
+      failed = new Set((result.errors ?? []).map((error) => String(error.path?.[0] ?? '')));
+      if (result.errors?.length) throw result.errors[0];
+      const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
+      const rootType = schema.getQueryType()!.getFields()[rootName].type;
+      const rendered = renderRest(rootValue, rootType) as Record<string, unknown>;
+      response = jsonResponse(200, successBody(route!.data(rendered, input)));
+    }
+  } catch (error) {
+    response = errorResponse(asApiError(services, error));
+  } finally {
+    await access.settle(failed);
+  }
+  const remaining = await access.quotaRemaining().catch(() => null);
+  if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
+  return response;
+}
+
+function asApiError(services: Services, error: unknown): ApiError {
+  if (isApiError(error)) return error;
+  const clientError = toClientError(error, (cause) => services.log.error('request failed', { error: describe(cause) }));
+  const code = (clientError.extensions.code as ErrorCode | undefined) ?? 'INTERNAL';
+  const fields = (clientError.extensions.fields as FieldError[] | undefined) ?? [];
+  const headers = (clientError.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+  return new ApiError(code, statusOfCode(code) === 500 ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+async function readInput(request: Request, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
+  if (route.method === 'GET') return Object.fromEntries(new URL(request.url).searchParams);
+  const contentType = request.headers.get('content-type') ?? '';
+  if (contentType.split(';')[0].trim().toLowerCase() !== 'application/json') {
+    throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
+  }
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
+  const text = await request.text();
+  if (Buffer.byteLength(text) > maxBytes) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
+  if (text.trim() === '') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest([{ field: 'body', message: 'is not valid JSON' }]);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw ApiError.badRequest([{ field: 'body', message: 'must be a JSON object' }]);
+  }
+  return body as Record<string, unknown>;
+}
+

@@ -1,0 +1,106 @@
+import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creators.js';
+import { ApiError, type FieldError } from '../errors.js';
+import { expandCategoryIds } from '../store/categories.js';
+import { countCreators, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
+import { builder } from './builder.js';
+import { connection, connectionType } from './connection.js';
+import { Gender } from './gender.js';
+import { enumFromZod, inputFromZod, validated } from './zod-input.js';
+
+const CreatorSort = enumFromZod('CreatorSort', creatorSort);
+const CreatorFilter = inputFromZod('CreatorFilter', creatorFilterShape, 'Creator search filters; bounds are inclusive');
+
+const LastPost = builder.objectRef<LastPostItem>('LastPost').implement({
+  fields: (t) => ({
+    postId: t.exposeString('postId'),
+    description: t.exposeString('description'),
+    createAt: t.expose('createAt', { type: 'DateTime' }),
+    coverUrl: t.exposeString('coverUrl'),
+    likeCount: t.expose('likeCount', { type: 'SafeInt' }),
+    commentCount: t.expose('commentCount', { type: 'SafeInt' }),
+    retweetCount: t.expose('retweetCount', { type: 'SafeInt' }),
+    viewCount: t.expose('viewCount', { type: 'SafeInt' }),
+  }),
+});
+
+export const CreatorType = builder.objectRef<Creator>('Creator').implement({
+  description: 'A creator account on the microblog platform, with summary metrics',
+  fields: (t) => ({
+    userId: t.exposeString('userId'),
+    username: t.exposeString('username'),
+    fullName: t.exposeString('fullName'),
+    avatar: t.exposeString('avatar'),
+    country: t.exposeString('country'),
+    language: t.exposeString('language'),
+    gender: t.expose('gender', { type: Gender }),
+    followerCount: t.expose('followerCount', { type: 'SafeInt' }),
+    isVerified: t.exposeBoolean('isVerified'),
+    hasEmail: t.exposeBoolean('hasEmail'),
+    avgEngagementRate: t.expose('avgEngagementRate', { type: 'Decimal', description: 'Percent' }),
+    avgVideoEngagementRate: t.expose('avgVideoEngagementRate', { type: 'Decimal', description: 'Percent' }),
+    avgCommentCount: t.expose('avgCommentCount', { type: 'Decimal' }),
+    avgLikeCount: t.expose('avgLikeCount', { type: 'Decimal' }),
+    avgRetweetCount: t.expose('avgRetweetCount', { type: 'Decimal' }),
+    avgViewCount: t.expose('avgViewCount', { type: 'Decimal' }),
+    avgEngagementCount: t.expose('avgEngagementCount', { type: 'Decimal', description: 'Likes + comments + reposts per post' }),
+    retweetRatio: t.expose('retweetRatio', { type: 'Decimal', description: 'Percent' }),
+    replyRatio: t.expose('replyRatio', { type: 'Decimal', description: 'Percent' }),
+    postCount: t.expose('postCount', { type: 'SafeInt' }),
+    videoCount: t.expose('videoCount', { type: 'SafeInt' }),
+    lastPublishAt: t.expose('lastPublishAt', { type: 'DateTime', nullable: true }),
+    recentMonthPublishCount: t.expose('recentMonthPublishCount', { type: 'SafeInt' }),
+    recentWeekPublishCount: t.expose('recentWeekPublishCount', { type: 'SafeInt' }),
+    lastPost: t.expose('lastPost', { type: LastPost, nullable: true }),
+    evaluationMin: t.expose('evaluationMin', { type: 'Decimal', description: 'Estimated USD price of one sponsored post' }),
+    evaluationMax: t.expose('evaluationMax', { type: 'Decimal', description: 'Estimated USD price of one sponsored post' }),
+    categoryIds: t.exposeIntList('categoryIds'),
+    lastUpdateAt: t.expose('lastUpdateAt', { type: 'DateTime', description: 'When the record was last collected or imported' }),
+  }),
+});
+
+const CreatorConnection = connectionType<Creator>('Creator', CreatorType);
+
+builder.queryField('creators', (t) =>
+  t.field({
+    type: CreatorConnection,
+    description: 'Creator search (REST: POST /api/v1/search/twitter/user); 100 quota units',
+    args: {
+      filter: t.arg({ type: CreatorFilter }),
+      sortBy: t.arg({ type: CreatorSort }),
+      first: t.arg.int(),
+      last: t.arg.int(),
+      after: t.arg.string(),
+      before: t.arg.string(),
+      offset: t.arg.int(),
+    },
+    validate: { schema: creatorsArgs as never },
+    resolve: async (_root, rawArgs, ctx, info) => {
+      const args = validated(creatorsArgs, rawArgs);
+      const filter = args.filter ?? {};
+      const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.db, filter.categoryIds) : null;
+      await ctx.access.reserve('search.creators', info.path.key as string);
+      const search: CreatorSearch = {
+        platform: 'twitter',
+        filter,
+        categoryIds,
+        sort: args.sortBy ?? defaultCreatorSort(filter),
+      };
+      return connection(
+        info,
+        () => searchCreators(ctx.db, search, args),
+        () => countCreators(ctx.db, search),
+      );
+    },
+  }),
+);
+
+// Category ids need the taxonomy, so this part of validation runs here, still before any charge.
+async function checkedCategories(db: Parameters<typeof expandCategoryIds>[0], ids: number[]): Promise<number[]> {
+  const check = await expandCategoryIds(db, ids);
+  const fields: FieldError[] = [
+    ...check.unknown.map((id) => ({ field: 'filter.categoryIds', message: `unknown category id ${id}` })),
+    ...check.topLevel.map((id) => ({ field: 'filter.categoryIds', message: `${id} is a top-level category; use its level-2 or level-3 ids` })),
+  ];
+  if (fields.length > 0) throw ApiError.badRequest(fields);
+  return check.expanded;
+}

@@ -1,0 +1,17 @@
+import type { AccessService } from './access/pipeline.js';
+import type { Config } from './config.js';
+import type { Store } from './store/connect.js';
+
+// Everything a request may use, built once per process (src/app.ts) and passed down explicitly.
+export interface Services {
+  config: Config;
+  store: Store;
+  access: AccessService;
+  log: Logger;
+}
+
+export interface Logger {
+  info(message: string, details?: Record<string, unknown>): void;
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}

@@ -1,0 +1,87 @@
+import { getOperationAST, type ExecutionResult } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import { RequestAccess } from './access/pipeline.js';
+import { ApiError, toClientError } from './errors.js';
+import { errorResponse } from './rest/envelope.js';
+import { handleRest } from './rest/handler.js';
+import { createContext, type Context } from './schema/context.js';
+import { schema } from './schema/index.js';
+import type { Services } from './services.js';
+import { sql } from 'kysely';
+
+// One server for both front doors: `/api/*` (REST), `/graphql` (GraphQL, GraphiQL in a browser),
+// plus `/healthz` and `/readyz`. Both doors pass the same pipeline (src/access/pipeline.ts).
+
+const accessByRequest = new WeakMap<Request, RequestAccess>();
+
+/** True when an operation only introspects (`__schema`, `__type`, `__typename`): no key needed. */
+function onlyIntrospects(args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null }): boolean {
+  const operation = getOperationAST(args.document, args.operationName ?? undefined);
+  if (!operation) return true;
+  return operation.selectionSet.selections.every((s) => s.kind === 'Field' && s.name.value.startsWith('__'));
+}
+
+/** Steps 2–3 of the pipeline before a data operation runs, step 7 after it. */
+function useAccessPipeline(services: Services): Plugin<Context> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      if (onlyIntrospects(args)) return;
+      const access = (args.contextValue as Context).access;
+      try {
+        await access.enter();
+      } catch (error) {
+        setResultAndStopExecution({ errors: [toClientError(error, (cause) => logFailure(services, cause))] });
+        return;
+      }
+      return {
+        async onExecuteDone({ result }) {
+          const errors = Symbol.asyncIterator in result ? [] : ((result as ExecutionResult).errors ?? []);
+          await access.settle(new Set(errors.map((error) => String(error.path?.[0] ?? ''))));
+        },
+      };
+    },
+  };
+}
+
+function logFailure(services: Services, cause: unknown): void {
+  services.log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+}
+
+export function createServer(services: Services) {
+  const yoga = createYoga<{ request: Request }, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    context: ({ request }) => {
+      const access = new RequestAccess(services.access, request.headers.get('authorization'));
+      accessByRequest.set(request, access);
+      return createContext(services, access);
+    },
+    maskedErrors: {
+      maskError: (error) => toClientError(error, (cause) => logFailure(services, cause)),
+    },
+    logging: false,
+    plugins: [
+      {
+        async onRequest({ request, url, endResponse }) {
+          if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return endResponse(await handleRest(services, request));
+          if (url.pathname === '/healthz') return endResponse(Response.json({ status: 'ok' }));
+          if (url.pathname === '/readyz') {
+            const ready = await sql`SELECT 1`.execute(services.store.db).then(() => true, () => false);
+            return endResponse(Response.json({ status: ready ? 'ok' : 'unavailable' }, { status: ready ? 200 : 503 }));
+          }
+          if (url.pathname !== '/graphql') return endResponse(errorResponse(new ApiError('NOT_FOUND', 'Not Found')));
+        },
+        onResponse({ request, response }) {
+          const access = accessByRequest.get(request);
+          if (!access?.caller) return;
+          return access.quotaRemaining().then((remaining) => {
+            if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
+          });
+        },
+      },
+      useAccessPipeline(services),
+    ],
+  });
+  return yoga;
+}
