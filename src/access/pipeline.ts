@@ -41,7 +41,7 @@ export class RequestAccess {
 
   constructor(
     private readonly service: AccessService,
-    private readonly authorization: string | null,
+    readonly authorization: string | null,
   ) {}
 
   /** Steps 2 and 3: who is calling, and may they call now. */

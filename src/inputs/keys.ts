@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { parseInstant } from './common.js';
+
+// Options of a new key's account: the CLI's `keys create` flags and the admin mutation's input.
+export const newKeyOptions = z.strictObject({
+  plan: z.string().min(1).optional().describe('Plan id (trial or pro); default trial'),
+  quota: z.int().min(0).optional().describe("The account's quota allowance in units; default the plan's"),
+  rate: z.int().min(1).optional().describe('Requests per second for the account (burst twice that); default the plan\'s'),
+  expires: z
+    .string()
+    .refine((text) => parseInstant(text) !== null, 'must be an ISO 8601 date or date-time')
+    .optional()
+    .describe('Subscription end (ISO 8601)'),
+  account: z.string().min(1).optional().describe('Add the key to this existing account instead of a new one'),
+});
+export type NewKeyOptions = z.infer<typeof newKeyOptions>;
