@@ -246,6 +246,10 @@ describe('creators over GraphQL', () => {
     const { body } = await app.graphql(query, { first: 5 });
     const other = await app.graphql(query, { first: 5, sortBy: 'ENGAGEMENT_RATE', after: body.data.creators.pageInfo.endCursor });
     expect(other.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    // Right shape, wrong value types: still a 400 naming the argument, never a 500 from SQL.
+    const handMade = Buffer.from(JSON.stringify(['c:followers', 'abc', 'u001'])).toString('base64url');
+    const forgedValues = await app.graphql(query, { first: 5, after: handMade });
+    expect(forgedValues.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'after' }] });
   });
 
   it('validates through zod with BAD_REQUEST and the field path', async () => {

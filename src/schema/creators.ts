@@ -1,7 +1,8 @@
 import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creators.js';
 import { ApiError, type FieldError } from '../errors.js';
 import { expandCategoryIds } from '../store/categories.js';
-import { countCreators, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
+import { checkCursors } from '../store/paging.js';
+import { countCreators, creatorOrder, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
 import { builder } from './builder.js';
 import { connection, connectionType } from './connection.js';
 import { Gender } from './gender.js';
@@ -63,6 +64,8 @@ const CreatorConnection = connectionType<Creator>('Creator', CreatorType);
 builder.queryField('creators', (t) =>
   t.field({
     type: CreatorConnection,
+    // Nullable so that one failing root field (quota, validation) leaves the others' data intact.
+    nullable: true,
     description: 'Creator search (REST: POST /api/v1/search/twitter/user); 100 quota units',
     args: {
       filter: t.arg({ type: CreatorFilter }),
@@ -78,13 +81,14 @@ builder.queryField('creators', (t) =>
       const args = validated(creatorsArgs, rawArgs);
       const filter = args.filter ?? {};
       const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.db, filter.categoryIds) : null;
-      await ctx.access.reserve('search.creators', info.path.key as string);
       const search: CreatorSearch = {
         platform: 'twitter',
         filter,
         categoryIds,
         sort: args.sortBy ?? defaultCreatorSort(filter),
       };
+      checkCursors(creatorOrder(search), args);
+      await ctx.access.reserve('search.creators', info.path.key as string);
       return connection(
         info,
         () => searchCreators(ctx.db, search, args),

@@ -1,6 +1,7 @@
 import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
 import type { Channel } from '../store/channels.js';
-import { countVideos, defaultVideoSort, searchVideos, type Video, type VideoSearch } from '../store/videos.js';
+import { checkCursors } from '../store/paging.js';
+import { countVideos, defaultVideoSort, videoOrder, searchVideos, type Video, type VideoSearch } from '../store/videos.js';
 import { builder } from './builder.js';
 import { connection, connectionType } from './connection.js';
 import type { Context } from './context.js';
@@ -70,6 +71,7 @@ const VideoConnection = connectionType<Video>('Video', VideoObject);
 builder.queryField('videos', (t) =>
   t.field({
     type: VideoConnection,
+    nullable: true,
     description: 'Video search (REST: POST /api/v1/search/youtube/video); 100 quota units',
     args: {
       filter: t.arg({ type: VideoFilter }),
@@ -84,8 +86,9 @@ builder.queryField('videos', (t) =>
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = validated(videosArgs, rawArgs);
       const filter = args.filter ?? {};
-      await ctx.access.reserve('search.videos', info.path.key as string);
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
+      checkCursors(videoOrder(search), args);
+      await ctx.access.reserve('search.videos', info.path.key as string);
       return connection(
         info,
         () => searchVideos(ctx.db, search, args),

@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
 import type { Database, CreatorRow } from './database.js';
-import { containsPattern, fetchPage, prefixPattern, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
 
 export interface LastPostItem {
@@ -109,27 +109,28 @@ function whereCreators(search: CreatorSearch) {
   };
 }
 
-function sortKey(search: CreatorSearch): SortKey {
-  const id = sql`creators.user_id`;
+export function creatorOrder(search: CreatorSearch): SortKey {
+  const id = sortColumn(sql`creators.user_id`, 'text');
+  const followers = sortColumn(sql`creators.follower_count`, 'integer');
   switch (search.sort) {
     case 'ENGAGEMENT_RATE':
-      return { name: 'c:engagement', keys: [sql`creators.avg_engagement_rate`, id] };
+      return { name: 'c:engagement', keys: [sortColumn(sql`creators.avg_engagement_rate`, 'decimal'), id] };
     case 'FOLLOWER_COUNT':
-      return { name: 'c:followers', keys: [sql`creators.follower_count`, id] };
+      return { name: 'c:followers', keys: [followers, id] };
     case 'RELEVANCE': {
       // An exact username first, then username prefixes, then full-name prefixes, then any match.
       const q = (search.filter.query ?? '').toLowerCase();
       const rank = sql`(CASE WHEN lower(creators.username) = ${q} THEN 3
         WHEN lower(creators.username) LIKE ${prefixPattern(q)} THEN 2
         WHEN lower(creators.full_name) LIKE ${prefixPattern(q)} THEN 1 ELSE 0 END)`;
-      return { name: 'c:relevance', keys: [rank, sql`creators.follower_count`, id] };
+      return { name: 'c:relevance', keys: [sortColumn(rank, 'integer'), followers, id] };
     }
   }
 }
 
 export async function searchCreators(db: Kysely<Database>, search: CreatorSearch, page: PageArgs): Promise<Page<Creator>> {
   const query = db.selectFrom('creators').selectAll('creators').where(whereCreators(search));
-  const result = await fetchPage(query, sortKey(search), page);
+  const result = await fetchPage(query, creatorOrder(search), page);
   return { ...result, rows: result.rows.map(toCreator) };
 }
 

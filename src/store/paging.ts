@@ -14,12 +14,22 @@ export interface PageArgs {
   offset?: number | null;
 }
 
+/** What a sort expression holds, so a cursor's values can be checked before they reach SQL. */
+export type KeyType = 'integer' | 'decimal' | 'timestamp' | 'text';
+
+export interface SortColumn {
+  expression: RawBuilder<unknown>;
+  type: KeyType;
+}
+
 export interface SortKey {
   /** A name that makes cursors of one order unusable with another. */
   name: string;
   /** The sort expressions, most significant first; the last must be the unique id. */
-  keys: RawBuilder<unknown>[];
+  keys: SortColumn[];
 }
+
+export const sortColumn = (expression: RawBuilder<unknown>, type: KeyType): SortColumn => ({ expression, type });
 
 export interface Page<Row> {
   rows: Row[];
@@ -35,16 +45,34 @@ export function encodeCursor(sortName: string, values: CursorValue[]): string {
   return Buffer.from(JSON.stringify([sortName, ...values])).toString('base64url');
 }
 
-export function decodeCursor(sortName: string, cursor: string, field: string, length: number): CursorValue[] {
+const validValue: Record<KeyType, (value: unknown) => boolean> = {
+  integer: (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,19}$/.test(v)),
+  decimal: (v) => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && /^-?\d{1,30}(\.\d{1,10})?$/.test(v)),
+  timestamp: (v) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v) && !Number.isNaN(Date.parse(v)),
+  text: (v) => typeof v === 'string' && !v.includes('\u0000'),
+};
+
+/**
+ * The sort values in a cursor, or 400 naming the argument: a cursor from another order, or one
+ * whose values do not fit the order's columns (hand-made), never reaches SQL.
+ */
+export function decodeCursor(sort: SortKey, cursor: string, field: string): CursorValue[] {
   try {
     const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(decoded) && decoded[0] === sortName && decoded.length === length + 1) {
-      return decoded.slice(1) as CursorValue[];
+    if (Array.isArray(decoded) && decoded[0] === sort.name && decoded.length === sort.keys.length + 1) {
+      const values = decoded.slice(1) as CursorValue[];
+      if (values.every((value, i) => validValue[sort.keys[i].type](value))) return values;
     }
   } catch {
     // falls through to the 400 below
   }
   throw ApiError.badRequest([{ field, message: 'is not a cursor issued for this query and order' }]);
+}
+
+/** Step 4 of the pipeline for connections: check the cursors before anything is charged. */
+export function checkCursors(sort: SortKey, args: PageArgs): void {
+  if (args.after != null) decodeCursor(sort, args.after, 'after');
+  if (args.before != null) decodeCursor(sort, args.before, 'before');
 }
 
 function cursorValue(value: unknown): CursorValue {
@@ -64,21 +92,21 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
   const limit = (backward ? args.last : args.first) ?? DEFAULT_FIRST;
   let q = query as SelectQueryBuilder<any, any, any>;
   sort.keys.forEach((key, index) => {
-    q = q.select(key.as(keyAlias(index)));
+    q = q.select(key.expression.as(keyAlias(index)));
   });
 
-  const tuple = sql.join(sort.keys);
+  const tuple = sql.join(sort.keys.map((key) => key.expression));
   for (const [cursor, field, isAfter] of [
     [args.after, 'after', true],
     [args.before, 'before', false],
   ] as const) {
     if (cursor == null) continue;
-    const values = decodeCursor(sort.name, cursor, field, sort.keys.length);
+    const values = decodeCursor(sort, cursor, field);
     const comparison = isAfter ? sql`<` : sql`>`;
     q = q.where(sql<boolean>`(${tuple}) ${comparison} (${sql.join(values.map((v) => sql`${v}`))})`);
   }
   const direction = backward ? sql`ASC` : sql`DESC`;
-  for (const key of sort.keys) q = q.orderBy(sql`${key} ${direction}`);
+  for (const key of sort.keys) q = q.orderBy(sql`${key.expression} ${direction}`);
   q = q.limit(limit + 1);
   if (args.offset) q = q.offset(args.offset);
 

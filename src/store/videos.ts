@@ -3,7 +3,7 @@ import { parseInstant } from '../inputs/common.js';
 import type { VideoFilter, VideoSort } from '../inputs/videos.js';
 import type { Database, VideoRow } from './database.js';
 import { formatDuration } from './durations.js';
-import { containsPattern, fetchPage, prefixPattern, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { genderToCode, toCount, toDate, toDecimal } from './values.js';
 
 export interface Video {
@@ -82,20 +82,20 @@ function baseQuery(db: Kysely<Database>, filter: VideoFilter) {
   return joined.where(whereVideos(filter));
 }
 
-function sortKey(search: VideoSearch): SortKey {
-  const id = sql`videos.video_id`;
-  if (search.sort === 'NEWEST') return { name: 'v:newest', keys: [sql`videos.create_at`, id] };
+export function videoOrder(search: VideoSearch): SortKey {
+  const id = sortColumn(sql`videos.video_id`, 'text');
+  if (search.sort === 'NEWEST') return { name: 'v:newest', keys: [sortColumn(sql`videos.create_at`, 'timestamp'), id] };
   // Title matches outrank description-only matches; then the most played.
   const q = (search.filter.query ?? '').toLowerCase();
   const rank = sql`(CASE WHEN lower(videos.title) = ${q} THEN 3
     WHEN lower(videos.title) LIKE ${prefixPattern(q)} THEN 2
     WHEN lower(videos.title) LIKE ${containsPattern(q)} THEN 1 ELSE 0 END)`;
-  return { name: 'v:relevance', keys: [rank, sql`videos.play_count`, id] };
+  return { name: 'v:relevance', keys: [sortColumn(rank, 'integer'), sortColumn(sql`videos.play_count`, 'integer'), id] };
 }
 
 export async function searchVideos(db: Kysely<Database>, search: VideoSearch, page: PageArgs): Promise<Page<Video>> {
   const query = baseQuery(db, search.filter).selectAll('videos');
-  const result = await fetchPage(query, sortKey(search), page);
+  const result = await fetchPage(query, videoOrder(search), page);
   return { ...result, rows: result.rows.map((row) => toVideo(row as VideoRow)) };
 }
 
