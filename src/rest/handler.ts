@@ -1,6 +1,6 @@
 import { execute } from 'graphql';
 import { RequestAccess } from '../access/pipeline.js';
-import { ApiError, isApiError, statusOfCode, toClientError, type ErrorCode, type FieldError } from '../errors.js';
+import { ApiError, isApiError, toClientError, type ErrorCode, type FieldError } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { createContext } from '../schema/context.js';
 import type { Services } from '../services.js';
@@ -60,7 +60,8 @@ function asApiError(services: Services, error: unknown): ApiError {
   const code = (clientError.extensions.code as ErrorCode | undefined) ?? 'INTERNAL';
   const fields = (clientError.extensions.fields as FieldError[] | undefined) ?? [];
   const headers = (clientError.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
-  return new ApiError(code, statusOfCode(code) === 500 ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
+  // Our own messages are safe to show (upstream unavailable included); the masked ones say nothing.
+  return new ApiError(code, code === 'INTERNAL' ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
 }
 
 function describe(error: unknown): string {

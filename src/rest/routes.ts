@@ -2,6 +2,8 @@ import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
 import { DEFAULT_PAGE_SIZE } from '../inputs/common.js';
 import { creatorFilterShape, creatorSearchBody } from '../inputs/creators.js';
+import { liveStreamFilterShape, liveStreamSearchBody } from '../inputs/live-streams.js';
+import { realtimeMediasArgs } from '../inputs/medias.js';
 import { videoFilterShape, videoSearchBody } from '../inputs/videos.js';
 
 // The contract's REST routes as persisted GraphQL operations: each runs the very same resolver
@@ -62,6 +64,72 @@ function pagedSearch(options: {
   };
 }
 
+/**
+ * Contract §4.3: a cursor page `{ more, offset, data }` over the liveStreams connection.
+ * - No cursor or `after`: the `first` streams after it; `more` = hasNextPage, `offset` = the last
+ *   stream's cursor (pass it as `after`).
+ * - `before`: the `first` streams just before the cursor, in the same order (GraphQL `last` +
+ *   `before`); `more` = whether streams exist further back, `offset` = the first stream's cursor
+ *   (pass it as `before` to keep paging back).
+ * `offset` is "" whenever `more` is false.
+ */
+function cursorSearch(options: { path: string; body: RestRoute['input']; filterShape: Record<string, unknown>; item: string }): RestRoute {
+  const filterKeys = Object.keys(options.filterShape);
+  return {
+    method: 'POST',
+    path: options.path,
+    input: options.body,
+    document: parse(`
+      query RestLiveSearch($filter: LiveStreamFilter, $first: Int, $last: Int, $after: String, $before: String) {
+        liveStreams(filter: $filter, first: $first, last: $last, after: $after, before: $before) {
+          pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+          nodes { ${options.item} }
+        }
+      }`),
+    variables: (input) => {
+      const size = (input.first as number | undefined) ?? DEFAULT_PAGE_SIZE;
+      const filter = pick(input, filterKeys);
+      return input.before != null
+        ? { filter, last: size, before: input.before }
+        : { filter, first: size, after: input.after ?? null };
+    },
+    data: (root, input) => {
+      const page = root.page_info as { has_next_page: boolean; has_previous_page: boolean; start_cursor: string | null; end_cursor: string | null };
+      const backward = input.before != null;
+      const more = backward ? page.has_previous_page : page.has_next_page;
+      const offset = more ? ((backward ? page.start_cursor : page.end_cursor) ?? '') : '';
+      return { more, offset, data: root.nodes };
+    },
+  };
+}
+
+/** Contract §4.4: query parameters in, `{ more, offset, medias }` out, as the resolver returns it. */
+function realtimeMediaList(options: { path: string; item: string }): RestRoute {
+  return {
+    method: 'GET',
+    path: options.path,
+    input: realtimeMediasArgs,
+    document: parse(`
+      query RestRealtimeMedias($userId: String!, $offset: String) {
+        realtimeMedias(userId: $userId, offset: $offset) {
+          more
+          offset
+          medias { ${options.item} }
+        }
+      }`),
+    variables: (input) => ({ userId: input.userId, offset: input.offset ?? null }),
+    data: (root) => root,
+  };
+}
+
+const liveStreamItem = `
+  id userId userLogin userName gameId gameName type title viewerCount startedAt language
+  thumbnailUrl tags isMature lastUpdateAt`;
+
+const mediaItem = `
+  authorUserId authorUsername authorNickname mediaId mediaCode createAt coverUrl resources
+  description accessibilityCaption mediaUrl mediaType duration likeCount commentCount playCount`;
+
 const creatorItem = `
   userId username fullName avatar country gender followerCount isVerified
   avgEngagementRate avgVideoEngagementRate avgCommentCount avgLikeCount avgRetweetCount avgViewCount
@@ -98,4 +166,11 @@ export const restRoutes: RestRoute[] = [
     filterType: 'VideoFilter',
     sortType: 'VideoSort',
   }),
+  cursorSearch({
+    path: '/api/v1/twitch/search/live',
+    body: liveStreamSearchBody,
+    filterShape: liveStreamFilterShape,
+    item: liveStreamItem,
+  }),
+  realtimeMediaList({ path: '/api/v1/instagram/realtime/user/medias', item: mediaItem }),
 ];

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './common.js';
+
+// Live-stream search (contract §4.3, decisions.md §2), camelCase; the REST body uses the same names
+// in snake_case. An empty string does not filter, as an empty creator `query` does not.
+
+const filterText = z.string().max(128).refine((text) => !text.includes('\u0000'), 'must not contain NUL characters');
+
+export const liveStreamTypeSchema = z
+  .enum(['ALL', 'LIVE'])
+  .describe('ALL (the default) or LIVE: only streams the platform marks "live" (it sends "" for a few)');
+export type LiveStreamTypeFilter = z.infer<typeof liveStreamTypeSchema>;
+
+export const liveStreamFilterShape = {
+  userId: filterText.nullish().describe("The streamer's user id"),
+  userLogin: filterText.nullish().describe("The streamer's login, matched case-insensitively"),
+  gameId: filterText.nullish().describe('Game (category) id'),
+  type: liveStreamTypeSchema.nullish(),
+  // The platform's own codes: ISO 639-1, or "other".
+  language: z
+    .string()
+    .regex(/^([A-Za-z]{2}|[Oo][Tt][Hh][Ee][Rr])?$/, 'must be an ISO 639-1 language code (or "other")')
+    .nullish()
+    .describe('Broadcast language, ISO 639-1 (case-insensitive) or "other"'),
+};
+
+export const liveStreamFilter = z.strictObject(liveStreamFilterShape);
+export type LiveStreamFilter = z.infer<typeof liveStreamFilter>;
+
+function oneCursor(value: { after?: string | null; before?: string | null }, ctx: z.RefinementCtx): void {
+  if (value.after != null && value.before != null) {
+    ctx.addIssue({ code: 'custom', path: ['before'], message: 'cannot be combined with after; page one way at a time' });
+  }
+}
+
+// The REST body of POST /api/v1/twitch/search/live, before its wire codecs (src/rest/codecs.ts).
+// `first` is the page size in both directions: with `before` it counts back from the cursor.
+export const liveStreamSearchBody = z
+  .strictObject({
+    ...liveStreamFilterShape,
+    first: z.int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`),
+    after: cursor.optional().describe('A previous data.offset: the next page'),
+    before: cursor.optional().describe('A cursor: the page just before it, in the same order'),
+  })
+  .superRefine(oneCursor);
+
+// The GraphQL `liveStreams` field's arguments: Relay connection arguments, no offset window.
+export const liveStreamsArgs = z
+  .object({
+    filter: liveStreamFilter.nullish(),
+    first: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
+    last: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
+    after: cursor.nullish(),
+    before: cursor.nullish(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.first != null && value.last != null) {
+      ctx.addIssue({ code: 'custom', path: ['last'], message: 'use either first or last, not both' });
+    }
+    oneCursor(value, ctx);
+  });
+export type LiveStreamsArgs = z.infer<typeof liveStreamsArgs>;

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+// Realtime media list (contract §4.4, decisions.md §2). The same schema checks the GraphQL
+// arguments and, in snake_case, the REST query parameters (`user_id`, `offset`).
+
+export const realtimeMediasArgs = z.strictObject({
+  // The photo platform's account ids are digits; a username or anything else is a malformed
+  // parameter (400, before any charge) rather than an upstream lookup.
+  userId: z
+    .string()
+    .min(1, 'is required')
+    .max(32)
+    .regex(/^\d+$/, "must be the account's numeric id on the platform")
+    .describe("The creator's numeric account id on the platform"),
+  offset: z
+    .string()
+    .max(1024)
+    .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters')
+    .nullish()
+    .describe('A previous offset: the next page; empty or absent for the newest posts'),
+});
+export type RealtimeMediasArgs = z.infer<typeof realtimeMediasArgs>;

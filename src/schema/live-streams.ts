@@ -1,0 +1,62 @@
+import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
+import { liveStreamOrder, countLiveStreams, searchLiveStreams, type LiveStream } from '../store/live-streams.js';
+import { builder } from './builder.js';
+import { checkCursors } from '../store/paging.js';
+import { connection, connectionType } from './connection.js';
+import { enumFromZod, inputFromZod, validated } from './zod-input.js';
+
+// Only the filter is an enum: the item's `type` is the platform's own string ("live" or ""), which
+// no enum value could carry.
+enumFromZod('LiveStreamType', liveStreamTypeSchema);
+const LiveStreamFilter = inputFromZod('LiveStreamFilter', liveStreamFilterShape, 'Live-stream search filters, combined with AND');
+
+export const LiveStreamObject = builder.objectRef<LiveStream>('LiveStream').implement({
+  description: 'A live broadcast on the live-stream platform, from the latest collected snapshot',
+  fields: (t) => ({
+    id: t.exposeString('id'),
+    userId: t.exposeString('userId'),
+    userLogin: t.exposeString('userLogin'),
+    userName: t.exposeString('userName'),
+    gameId: t.exposeString('gameId'),
+    gameName: t.exposeString('gameName'),
+    type: t.exposeString('type', { description: '"live", or "" when the platform withholds it' }),
+    title: t.exposeString('title'),
+    viewerCount: t.expose('viewerCount', { type: 'SafeInt' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    language: t.exposeString('language'),
+    thumbnailUrl: t.exposeString('thumbnailUrl'),
+    tags: t.exposeStringList('tags'),
+    isMature: t.exposeBoolean('isMature'),
+    lastUpdateAt: t.expose('lastUpdateAt', { type: 'DateTime', description: 'When the snapshot holding this stream was collected or imported' }),
+  }),
+});
+
+const LiveStreamConnection = connectionType<LiveStream>('LiveStream', LiveStreamObject);
+
+builder.queryField('liveStreams', (t) =>
+  t.field({
+    type: LiveStreamConnection,
+    // Nullable so that one failing root field leaves the others' data intact.
+    nullable: true,
+    description: 'Live-stream search, viewer count descending then id (REST: POST /api/v1/twitch/search/live); 1 quota unit',
+    args: {
+      filter: t.arg({ type: LiveStreamFilter }),
+      first: t.arg.int(),
+      last: t.arg.int(),
+      after: t.arg.string(),
+      before: t.arg.string(),
+    },
+    validate: { schema: liveStreamsArgs as never },
+    resolve: async (_root, rawArgs, ctx, info) => {
+      const args = validated(liveStreamsArgs, rawArgs);
+      const filter = args.filter ?? {};
+      checkCursors(liveStreamOrder, args);
+      await ctx.access.reserve('live.search', info.path.key as string);
+      return connection(
+        info,
+        () => searchLiveStreams(ctx.db, filter, args),
+        () => countLiveStreams(ctx.db, filter),
+      );
+    },
+  }),
+);

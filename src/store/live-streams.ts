@@ -1,0 +1,134 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { ApiError } from '../errors.js';
+import type { LiveStreamFilter } from '../inputs/live-streams.js';
+import type { Database, LiveStreamRow, NewLiveStream } from './database.js';
+import { fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { toCount } from './values.js';
+
+// The live-stream snapshot: what the collector saw in its last full pass (or what was imported).
+
+export interface LiveStream {
+  id: string;
+  userId: string;
+  userLogin: string;
+  userName: string;
+  gameId: string;
+  gameName: string;
+  /** The platform's own string: "live", or "" when it withholds it. */
+  type: string;
+  title: string;
+  viewerCount: number;
+  startedAt: Date;
+  language: string;
+  thumbnailUrl: string;
+  tags: string[];
+  isMature: boolean;
+  lastUpdateAt: Date;
+}
+
+/** A stream as the collector hands it over (the upstream client's item). */
+export type CollectedStream = Omit<LiveStream, 'lastUpdateAt'>;
+
+type LiveStreamsEb = ExpressionBuilder<Database, 'live_streams'>;
+
+function whereLiveStreams(filter: LiveStreamFilter) {
+  return (eb: LiveStreamsEb): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [];
+    if (filter.userId) conditions.push(eb('live_streams.user_id', '=', filter.userId));
+    // Served by live_streams_login_idx on lower(user_login).
+    if (filter.userLogin) conditions.push(eb(sql`lower(live_streams.user_login)`, '=', filter.userLogin.toLowerCase()));
+    if (filter.gameId) conditions.push(eb('live_streams.game_id', '=', filter.gameId));
+    if (filter.type === 'LIVE') conditions.push(eb('live_streams.type', '=', 'live'));
+    // Stored lower-case by the collector and the import.
+    if (filter.language) conditions.push(eb('live_streams.language', '=', filter.language.toLowerCase()));
+    return eb.and(conditions);
+  };
+}
+
+// ORDER BY viewer_count DESC, id DESC; `id` is text COLLATE "C", so the tie-break is bytewise.
+export const liveStreamOrder: SortKey = {
+  name: 'ls:viewers',
+  keys: [sortColumn(sql`live_streams.viewer_count`, 'integer'), sortColumn(sql`live_streams.id`, 'text')],
+};
+
+/**
+ *   SELECT live_streams.*, viewer_count AS __k0, id AS __k1 FROM live_streams WHERE <filter>
+ *     [AND (viewer_count, id) < (:after)] ORDER BY viewer_count DESC, id DESC LIMIT first + 1
+ */
+export async function searchLiveStreams(db: Kysely<Database>, filter: LiveStreamFilter, page: PageArgs): Promise<Page<LiveStream>> {
+  const query = db.selectFrom('live_streams').selectAll('live_streams').where(whereLiveStreams(filter));
+  const result = await fetchPage(query, liveStreamOrder, page);
+  return { ...result, rows: result.rows.map(toLiveStream) };
+}
+
+export async function countLiveStreams(db: Kysely<Database>, filter: LiveStreamFilter): Promise<number> {
+  const row = await db
+    .selectFrom('live_streams')
+    .select((eb) => eb.fn.countAll().as('total'))
+    .where(whereLiveStreams(filter))
+    .executeTakeFirstOrThrow();
+  return toCount(row.total as string | number | bigint);
+}
+
+export function toLiveStream(row: LiveStreamRow): LiveStream {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    userLogin: row.user_login,
+    userName: row.user_name,
+    gameId: row.game_id,
+    gameName: row.game_name,
+    type: row.type,
+    title: row.title,
+    viewerCount: toCount(row.viewer_count),
+    startedAt: row.started_at,
+    language: row.language,
+    thumbnailUrl: row.thumbnail_url,
+    tags: row.tags,
+    isMature: row.is_mature,
+    lastUpdateAt: row.last_update_at,
+  };
+}
+
+function collectedRow(stream: CollectedStream): NewLiveStream {
+  return {
+    id: stream.id,
+    user_id: stream.userId,
+    user_login: stream.userLogin,
+    user_name: stream.userName,
+    game_id: stream.gameId,
+    game_name: stream.gameName,
+    type: stream.type,
+    title: stream.title,
+    viewer_count: stream.viewerCount,
+    started_at: stream.startedAt,
+    language: stream.language.toLowerCase(),
+    thumbnail_url: stream.thumbnailUrl,
+    tags: stream.tags,
+    is_mature: stream.isMature,
+  };
+}
+
+/** Rows per INSERT: 14 columns each, far below PostgreSQL's 65,535 bind parameters. */
+const INSERT_BATCH_SIZE = 500;
+
+/**
+ * Replaces the whole snapshot with `streams`, in one transaction:
+ *   BEGIN; DELETE FROM live_streams; INSERT INTO live_streams VALUES …(batches); COMMIT
+ * A reader sees the old snapshot or the new one, never a mix or an empty table in between
+ * (PostgreSQL: MVCC; PGlite: the dialect serialises its single connection, so nobody reads
+ * mid-transaction). A stream listed twice keeps its last copy. Every row gets last_update_at = now().
+ */
+export async function replaceSnapshot(db: Kysely<Database>, streams: readonly CollectedStream[]): Promise<number> {
+  const unique = [...new Map(streams.map((stream) => [stream.id, stream])).values()];
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('live_streams').execute();
+    for (let offset = 0; offset < unique.length; offset += INSERT_BATCH_SIZE) {
+      await trx
+        .insertInto('live_streams')
+        .values(unique.slice(offset, offset + INSERT_BATCH_SIZE).map(collectedRow))
+        .execute();
+    }
+  });
+  return unique.length;
+}

@@ -1,0 +1,130 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, NewCreator, NewMedia } from './database.js';
+
+// Write-through of realtime fetches (decisions.md §1: the photo platform is read at request time
+// and what it returns is kept): the posts in `medias`, their authors in `creators`.
+
+export const PHOTO_PLATFORM = 'instagram';
+
+/** A fetched post, field for field the contract's media item (2.6) in camelCase. */
+export interface FetchedMedia {
+  authorUserId: string;
+  authorUsername: string;
+  authorNickname: string;
+  mediaId: string;
+  mediaCode: string;
+  createAt: Date;
+  coverUrl: string;
+  resources: readonly string[];
+  description: string;
+  accessibilityCaption: string;
+  mediaUrl: string;
+  mediaType: number;
+  duration: number;
+  likeCount: number;
+  commentCount: number;
+  playCount: number;
+}
+
+function mediaRow(media: FetchedMedia): NewMedia {
+  return {
+    platform: PHOTO_PLATFORM,
+    media_id: media.mediaId,
+    author_user_id: media.authorUserId,
+    author_username: media.authorUsername,
+    author_nickname: media.authorNickname,
+    media_code: media.mediaCode,
+    create_at: media.createAt,
+    cover_url: media.coverUrl,
+    resources: [...media.resources],
+    description: media.description,
+    accessibility_caption: media.accessibilityCaption,
+    media_url: media.mediaUrl,
+    media_type: media.mediaType,
+    duration: media.duration,
+    like_count: media.likeCount,
+    comment_count: media.commentCount,
+    play_count: media.playCount,
+  };
+}
+
+const mediaColumns = [
+  'author_user_id', 'author_username', 'author_nickname', 'media_code', 'create_at', 'cover_url', 'resources',
+  'description', 'accessibility_caption', 'media_url', 'media_type', 'duration', 'like_count', 'comment_count', 'play_count',
+] as const;
+
+/**
+ * Upserts the posts and their authors, in one transaction so a page is kept whole or not at all:
+ *   INSERT INTO medias … ON CONFLICT (platform, media_id) DO UPDATE SET <every column>, last_update_at = now()
+ *   INSERT INTO creators (platform, user_id, username, full_name) … ON CONFLICT (platform, user_id)
+ *     DO UPDATE SET username, full_name, last_update_at   -- metrics from other sources are left alone
+ * Rows are written in key order, so concurrent write-throughs of overlapping pages cannot deadlock.
+ */
+export async function writeThroughMedias(db: Kysely<Database>, medias: readonly FetchedMedia[]): Promise<void> {
+  if (medias.length === 0) return;
+  const byId = [...new Map(medias.map((media) => [media.mediaId, media])).values()].sort((a, b) => compare(a.mediaId, b.mediaId));
+  const authors = [...new Map(medias.map((media) => [media.authorUserId, media])).values()].sort((a, b) =>
+    compare(a.authorUserId, b.authorUserId),
+  );
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('medias')
+      .values(byId.map(mediaRow))
+      .onConflict((conflict) =>
+        conflict.columns(['platform', 'media_id']).doUpdateSet({
+          ...Object.fromEntries(mediaColumns.map((column) => [column, sql.ref(`excluded.${column}`)])),
+          last_update_at: sql`now()`,
+        }),
+      )
+      .execute();
+    await trx
+      .insertInto('creators')
+      .values(authors.map(authorRow))
+      .onConflict((conflict) =>
+        conflict.columns(['platform', 'user_id']).doUpdateSet({
+          username: sql.ref('excluded.username'),
+          full_name: sql.ref('excluded.full_name'),
+          last_update_at: sql`now()`,
+        }),
+      )
+      .execute();
+  });
+}
+
+// Columns without a database default in the Kysely types get the default's own value (0) here;
+// they are only used when the creator is new.
+function authorRow(media: FetchedMedia): NewCreator {
+  return {
+    platform: PHOTO_PLATFORM,
+    user_id: media.authorUserId,
+    username: media.authorUsername,
+    full_name: media.authorNickname,
+    follower_count: 0,
+    avg_engagement_rate: 0,
+    avg_video_engagement_rate: 0,
+    avg_comment_count: 0,
+    avg_like_count: 0,
+    avg_retweet_count: 0,
+    avg_view_count: 0,
+    retweet_ratio: 0,
+    reply_ratio: 0,
+    post_count: 0,
+    video_count: 0,
+    evaluation_min: 0,
+    evaluation_max: 0,
+  };
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The stored posts of one account, newest first (for tests and future database reads). */
+export async function storedMedias(db: Kysely<Database>, authorUserId: string) {
+  return db
+    .selectFrom('medias')
+    .selectAll()
+    .where('platform', '=', PHOTO_PLATFORM)
+    .where('author_user_id', '=', authorUserId)
+    .orderBy('create_at', 'desc')
+    .orderBy('media_id', 'desc')
+    .execute();
+}
