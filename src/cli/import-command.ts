@@ -1,0 +1,25 @@
+import { createReadStream } from 'node:fs';
+import type { Config } from '../config.js';
+import { importKinds, runImport, type ImportKind } from './import.js';
+import { flags, UsageError } from './main.js';
+import { withStore } from './store.js';
+
+/** `import <kind> <file.ndjson|->`: exits 1 when any line was rejected (the rest is loaded). */
+export async function importCommand(config: Config, args: string[]): Promise<number> {
+  const { positionals } = flags(args, {});
+  const [kind, file] = positionals;
+  if (!importKinds.includes(kind as ImportKind) || !file || positionals.length !== 2) {
+    throw new UsageError(`import <${importKinds.join('|')}> <file.ndjson|->`);
+  }
+  const input = file === '-' ? process.stdin : createReadStream(file);
+  const opened = new Promise<void>((resolve, reject) => {
+    if (file === '-') return resolve();
+    input.once('open', () => resolve());
+    input.once('error', (error: NodeJS.ErrnoException) => reject(new UsageError(`cannot read ${file}: ${error.code ?? 'error'}`)));
+  });
+  await opened;
+  return withStore(config, async ({ db }) => {
+    const result = await runImport(db, kind as ImportKind, input, process.stderr);
+    return result.rejected > 0 ? 1 : 0;
+  });
+}

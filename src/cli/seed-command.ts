@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { describeFields, fieldErrorsFromZod } from '../errors.js';
+import { flags, UsageError } from './main.js';
+import { seedDemo, seedScale } from './seed.js';
+import { withStore } from './store.js';
+
+const count = z.coerce.number().int().min(0);
+const scaleFlags = z.strictObject({ creators: count.default(0), videos: count.default(0), channels: count.default(0), live: count.default(0) });
+
+/** `seed --demo`, or `seed --creators N --videos N --channels N --live N` (benchmark scale). */
+export async function seedCommand(config: Config, args: string[]): Promise<number> {
+  const { values } = flags(args, {
+    demo: { type: 'boolean' },
+    creators: { type: 'string' },
+    videos: { type: 'string' },
+    channels: { type: 'string' },
+    live: { type: 'string' },
+  });
+  const { demo, ...scale } = values;
+  if (demo && Object.keys(scale).length > 0) throw new UsageError('seed --demo takes no counts');
+  if (!demo && Object.keys(scale).length === 0) throw new UsageError('seed --demo | seed --creators N --videos N --channels N --live N');
+  const parsed = scaleFlags.safeParse(scale);
+  if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
+  return withStore(config, async ({ db }) => {
+    if (demo) await seedDemo(db, process.stderr);
+    else {
+      await seedScale(db, parsed.data, process.stderr).catch((error) => {
+        // seedScale's own checks on the counts (videos need channels, …) are usage errors.
+        throw error instanceof RangeError ? new UsageError(error.message) : error;
+      });
+    }
+    return 0;
+  });
+}

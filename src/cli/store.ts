@@ -1,0 +1,14 @@
+import type { Config } from '../config.js';
+import { openStore, type Store } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+
+/** Opens the configured store, migrated, for one command, and closes it afterwards. */
+export async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(store.db);
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, issueKey } from '../../src/store/accounts.js';
+import { loadCatalog } from '../support/catalog.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { createTestStore, type TestStore } from '../support/store.js';
+
+// Two real server processes over one PostgreSQL database (PGlite cannot be shared between processes).
+describe.runIf(process.env.TEST_DATABASE_URL)('two server processes sharing the database', () => {
+  let store: TestStore;
+  let servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    store = await createTestStore();
+    await loadCatalog(store.db);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await store?.close();
+  });
+
+  async function start(env: Record<string, string>) {
+    const started = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: store.databaseUrl!, ...env })));
+    servers.push(...started);
+    return started;
+  }
+
+  it('with units for exactly 10 searches, 60 concurrent ones across both yield 10 successes and 50 × 403', async () => {
+    const [a, b] = await start({ REDIS_URL: '' });
+    const accountId = await createAccount(store.db, { plan: 'pro', quota: 1000 });
+    const keys = await Promise.all(Array.from({ length: 6 }, () => issueKey(store.db, accountId)));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/api/v1/search/twitter/user`, {
+          method: 'POST',
+          headers: { authorization: keys[i % 6].key, 'content-type': 'application/json' },
+          body: '{"page_size": 5}',
+        }).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(50);
+    for (const server of [a, b]) expect(server.output()).not.toContain(keys[0].key);
+  });
+
+  it.runIf(process.env.REDIS_URL)('sharing Redis, they enforce one rate limit together', async () => {
+    const [a, b] = await start({ REDIS_URL: process.env.REDIS_URL! });
+    // Rate 1/s, burst 2: alone each process would admit 2; together they must admit 2.
+    const { key } = await issueKey(store.db, await createAccount(store.db, { plan: 'pro', ratePerSecond: 1 }));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => fetch(`${(i % 2 ? a : b).url}/api/ping`, { headers: { authorization: key } })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(18);
+    expect(responses.find((r) => r.status === 429)!.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+  });
+});

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../src/store/connect.js';
+import { findActiveKey, hashKey } from '../src/store/accounts.js';
+import { runCli } from './support/cli.js';
+import { createTestStore, type TestStore } from './support/store.js';
+
+// The CLI in its own process against a real store: the test's PostgreSQL database, or an
+// embedded folder that the test opens itself once the command has exited.
+let env: Record<string, string>;
+let testStore: TestStore | null = null;
+let dataDir: string | null = null;
+
+beforeAll(async () => {
+  if (process.env.TEST_DATABASE_URL) {
+    testStore = await createTestStore();
+    env = { DATABASE_URL: testStore.databaseUrl!, DATA_DIR: '' };
+  } else {
+    dataDir = mkdtempSync(join(tmpdir(), 'cds-cli-'));
+    env = { DATA_DIR: dataDir, DATABASE_URL: '' };
+  }
+});
+afterAll(async () => {
+  await testStore?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function withDb<T>(work: (store: Store) => Promise<T>): Promise<T> {
+  if (testStore) return work(testStore);
+  const store = await openStore({ dataDir: dataDir! });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const cli = (...args: string[]) => runCli(args, env);
+
+describe('creator-data keys and usage', { timeout: 120_000 }, () => {
+  it('creates, lists, rotates, disables, enables and deletes keys; usage shows the allowance', async () => {
+    const created = await cli('keys', 'create', '--plan', 'pro', '--quota', '500', '--rate', '7', '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const issued = JSON.parse(created.stdout) as { id: string; account_id: string; key: string };
+    expect(Object.keys(issued).sort()).toEqual(['account_id', 'id', 'key']);
+    expect(issued.key).toMatch(/^cds_[A-Za-z0-9_-]{32}$/);
+
+    const plain = await cli('keys', 'create', '--account', issued.account_id);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(/^cds_[A-Za-z0-9_-]{32}\n$/);
+
+    const owner = await withDb(({ db }) => findActiveKey(db, hashKey(issued.key)));
+    expect(owner).toMatchObject({ keyId: issued.id, accountId: issued.account_id, planId: 'pro', ratePerSecond: 7, burst: 14 });
+
+    const listed = await cli('keys', 'list', '--account', issued.account_id);
+    expect(listed.stdout).toContain(issued.id);
+    expect(listed.stdout).not.toContain(issued.key);
+    expect(JSON.parse(listed.stdout)).toHaveLength(2);
+
+    const usage = await cli('usage', '--account', issued.account_id);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ accountId: issued.account_id, plan: 'pro', quotaAllowance: 500, quotaUsed: 0, quotaRemaining: 500 });
+
+    const rotated = await cli('keys', 'rotate', issued.id);
+    const newKey = rotated.stdout.trim();
+    expect(newKey).toMatch(/^cds_/);
+    expect(newKey).not.toBe(issued.key);
+    await withDb(async ({ db }) => {
+      expect(await findActiveKey(db, hashKey(issued.key))).toBeNull();
+      expect(await findActiveKey(db, hashKey(newKey))).not.toBeNull();
+    });
+
+    expect((await cli('keys', 'disable', issued.id)).code).toBe(0);
+    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
+    expect((await cli('keys', 'enable', issued.id)).code).toBe(0);
+    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).not.toBeNull());
+    expect((await cli('keys', 'delete', issued.id)).code).toBe(0);
+    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
+    expect((await cli('keys', 'enable', issued.id)).code).toBe(2);
+  });
+
+  it('creates a trial account by default, with a subscription end', async () => {
+    const created = await cli('keys', 'create', '--expires', '2030-01-01', '--json');
+    const issued = JSON.parse(created.stdout);
+    const usage = JSON.parse((await cli('usage', '--account', issued.account_id)).stdout);
+    expect(usage).toMatchObject({ plan: 'trial', quotaAllowance: 10_000, subscriptionEndsAt: '2030-01-01T00:00:00.000Z' });
+  });
+
+  it('rejects bad flags with exit code 2 and a message naming the flag', async () => {
+    const badQuota = await cli('keys', 'create', '--quota', 'lots');
+    expect(badQuota.code).toBe(2);
+    expect(badQuota.stderr).toContain('--quota');
+    const badPlan = await cli('keys', 'create', '--plan', 'gold');
+    expect(badPlan.code).toBe(2);
+    expect(badPlan.stderr).toContain('gold');
+    expect((await cli('keys', 'rotate', 'key_nope')).code).toBe(2);
+    expect((await cli('keys', 'create', '--bogus')).code).toBe(2);
+  });
+});
