@@ -52,6 +52,26 @@ export const searchQuery = z.string().max(200);
 export const genderSchema = z.enum(['UNKNOWN', 'MALE', 'FEMALE']).describe('Gender of a creator or channel');
 
 /**
+ * The audience filters both searches share (contract §4.1 and §4.2 list them alike): on the
+ * creator for creator search, on the video's channel for video search.
+ */
+export const audienceFilterShape = {
+  followerCountMin: bound.nullish(),
+  followerCountMax: bound.nullish(),
+  avgEngagementRateMin: bound.nullish().describe('Percent'),
+  avgEngagementRateMax: bound.nullish().describe('Percent'),
+  avgCommentCountMin: bound.nullish(),
+  avgCommentCountMax: bound.nullish(),
+  avgLikeCountMin: bound.nullish(),
+  avgLikeCountMax: bound.nullish(),
+  avgPlayCountMin: bound.nullish(),
+  avgPlayCountMax: bound.nullish(),
+  gender: genderSchema.nullish(),
+  recentMonthPublishCountMin: bound.nullish(),
+  recentMonthPublishCountMax: bound.nullish(),
+};
+
+/**
  * Cross-field rules shared by every filter: each `xMin`/`xMax` pair and the `createAtStart`/
  * `createAtEnd` range must not be inverted. Paired by name, so a new bound needs no new rule.
  */

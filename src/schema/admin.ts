@@ -4,6 +4,7 @@ import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { builder } from './builder.js';
+import { AccountType } from './viewer.js';
 import { inputFromZod, validated } from './zod-input.js';
 
 // Account and key administration, present only when ADMIN_TOKEN is set (src/schema/index.ts
@@ -16,19 +17,6 @@ const AdminIssuedKey = builder.objectRef<{ id: string; accountId: string; key: s
   description: 'A key as issued: the raw key is shown this once',
   fields: (t) => ({ id: t.exposeString('id'), accountId: t.exposeString('accountId'), key: t.exposeString('key') }),
 });
-
-const AdminAccountUsage = builder
-  .objectRef<Awaited<ReturnType<typeof accountUsage>>[number]>('AdminAccountUsage')
-  .implement({
-    fields: (t) => ({
-      accountId: t.exposeString('accountId'),
-      plan: t.exposeString('plan'),
-      quotaAllowance: t.expose('quotaAllowance', { type: 'SafeInt' }),
-      quotaUsed: t.expose('quotaUsed', { type: 'SafeInt' }),
-      quotaRemaining: t.expose('quotaRemaining', { type: 'SafeInt' }),
-      subscriptionEndsAt: t.expose('subscriptionEndsAt', { type: 'DateTime', nullable: true }),
-    }),
-  });
 
 const createKeyArgs = z.object({ input: newKeyOptions });
 
@@ -89,7 +77,7 @@ builder.mutationType({
 
 builder.queryField('adminUsage', (t) =>
   t.field({
-    type: [AdminAccountUsage],
+    type: [AccountType],
     description: 'Quota usage of one account, or of all',
     args: { accountId: t.arg.string() },
     resolve: (_root, { accountId }, ctx) => accountUsage(ctx.db, accountId ?? undefined),

@@ -1,17 +1,8 @@
 import { accountUsage } from '../store/accounts.js';
 import { builder } from './builder.js';
 
-interface ViewerInfo {
-  accountId: string;
-  plan: string;
-  quotaAllowance: number;
-  quotaUsed: number;
-  quotaRemaining: number;
-  subscriptionEndsAt: Date | null;
-}
-
-const Viewer = builder.objectRef<ViewerInfo>('Viewer').implement({
-  description: "The caller's account: plan and quota (free to query)",
+export const AccountType = builder.objectRef<Awaited<ReturnType<typeof accountUsage>>[number]>('Account').implement({
+  description: 'An account: its plan and quota',
   fields: (t) => ({
     accountId: t.exposeString('accountId'),
     plan: t.exposeString('plan'),
@@ -24,7 +15,7 @@ const Viewer = builder.objectRef<ViewerInfo>('Viewer').implement({
 
 builder.queryField('viewer', (t) =>
   t.field({
-    type: Viewer,
+    type: AccountType,
     description: "The caller's plan and quota; costs nothing",
     resolve: async (_root, _args, ctx) => {
       const [usage] = await accountUsage(ctx.db, ctx.access.caller!.accountId);

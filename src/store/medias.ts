@@ -15,11 +15,13 @@ export interface FetchedMedia {
   mediaCode: string;
   createAt: Date;
   coverUrl: string;
-  resources: readonly string[];
+  resources: string[];
   description: string;
   accessibilityCaption: string;
   mediaUrl: string;
-  mediaType: number;
+  /** The platform's own values: 1 image, 2 video, 8 carousel. */
+  mediaType: 1 | 2 | 8;
+  /** Whole seconds; 0 for images. */
   duration: number;
   likeCount: number;
   commentCount: number;

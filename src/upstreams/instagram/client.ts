@@ -1,29 +1,12 @@
 import { z } from 'zod';
+import type { FetchedMedia } from '../../store/medias.js';
 import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from '../circuit-breaker.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../errors.js';
 import { getUpstream, parseUpstreamBody } from '../http.js';
 import { SingleFlight } from '../single-flight.js';
 
-/** One post, field for field the contract's media item (2.6) in camelCase. */
-export interface MediaItem {
-  authorUserId: string;
-  authorUsername: string;
-  authorNickname: string;
-  mediaId: string;
-  mediaCode: string;
-  createAt: Date;
-  coverUrl: string;
-  resources: string[];
-  description: string;
-  accessibilityCaption: string;
-  mediaUrl: string;
-  mediaType: 1 | 2 | 8;
-  /** Whole seconds; 0 for images. */
-  duration: number;
-  likeCount: number;
-  commentCount: number;
-  playCount: number;
-}
+/** One post as the service stores and answers it (store/medias.ts). */
+export type MediaItem = FetchedMedia;
 
 export interface MediaAuthor {
   userId: string;

@@ -1,25 +1,10 @@
 import { z } from 'zod';
+import type { CollectedStream } from '../../store/live-streams.js';
 import { UpstreamUnavailableError } from '../errors.js';
 import { getUpstream, parseUpstreamBody } from '../http.js';
 
-/** A live stream, field for field the contract's live-stream item (2.5) in camelCase. */
-export interface LiveStream {
-  id: string;
-  userId: string;
-  userLogin: string;
-  userName: string;
-  gameId: string;
-  gameName: string;
-  /** "live", or "" when the platform withholds it. */
-  type: string;
-  title: string;
-  viewerCount: number;
-  startedAt: Date;
-  language: string;
-  thumbnailUrl: string;
-  tags: string[];
-  isMature: boolean;
-}
+/** What the collector stores: the contract's live-stream item (2.5) in camelCase. */
+export type LiveStream = CollectedStream;
 
 export interface TwitchClientOptions {
   baseUrl: string;
