@@ -156,6 +156,8 @@ describe('creator search: bad requests and wrong routes', () => {
     ['page_size 101', { page_size: 101 }, 'page_size'],
     ['a fractional page', { page: 1.5 }, 'page'],
     ['a window past 10,000 results', { page: 101, page_size: 100 }, 'page'],
+    ['a NUL character, which PostgreSQL text cannot hold', { query: 'a\u0000b' }, 'query'],
+    ['a query over 200 characters', { query: 'x'.repeat(201) }, 'query'],
   ];
 
   it.each(bad)('rejects %s with 400 naming the field', async (_name, body, field) => {

@@ -47,7 +47,13 @@ export const countryCodes = z
 export const languageCodes = z
   .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be an ISO 639-1 language code'))
   .max(200);
-export const searchQuery = z.string().max(200);
+/** Free text: PostgreSQL text cannot hold NUL, so one is a 400 naming the field, not a 500 from SQL. */
+export const freeText = (maxLength: number) =>
+  z
+    .string()
+    .max(maxLength)
+    .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters');
+export const searchQuery = freeText(200);
 
 export const genderSchema = z.enum(['UNKNOWN', 'MALE', 'FEMALE']).describe('Gender of a creator or channel');
 
@@ -119,12 +125,17 @@ export function checkOffsetWindow(value: { page?: number; pageSize?: number }, c
 
 export const cursor = z.string().max(512);
 
-/** Relay connection arguments; `offset` mirrors the REST page window and shares its limit. */
-export const connectionArgsShape = {
+/** Relay connection arguments. */
+export const cursorArgsShape = {
   first: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
   last: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
   after: cursor.nullish(),
   before: cursor.nullish(),
+};
+
+/** Relay connection arguments plus `offset`, which mirrors the REST page window and shares its limit. */
+export const connectionArgsShape = {
+  ...cursorArgsShape,
   offset: z.int().min(0).nullish(),
 };
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { cursor, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './common.js';
+import { checkConnectionArgs, cursor, cursorArgsShape, DEFAULT_PAGE_SIZE, freeText, MAX_PAGE_SIZE } from './common.js';
 
 // Live-stream search (contract §4.3, decisions.md §2), camelCase; the REST body uses the same names
 // in snake_case. An empty string does not filter, as an empty creator `query` does not.
 
-const filterText = z.string().max(128).refine((text) => !text.includes('\u0000'), 'must not contain NUL characters');
+const filterText = freeText(128);
 
 export const liveStreamTypeSchema = z
   .enum(['ALL', 'LIVE'])
@@ -46,17 +46,9 @@ export const liveStreamSearchBody = z
 
 // The GraphQL `liveStreams` field's arguments: Relay connection arguments, no offset window.
 export const liveStreamsArgs = z
-  .object({
-    filter: liveStreamFilter.nullish(),
-    first: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
-    last: z.int().min(0).max(MAX_PAGE_SIZE).nullish(),
-    after: cursor.nullish(),
-    before: cursor.nullish(),
-  })
+  .object({ filter: liveStreamFilter.nullish(), ...cursorArgsShape })
   .superRefine((value, ctx) => {
-    if (value.first != null && value.last != null) {
-      ctx.addIssue({ code: 'custom', path: ['last'], message: 'use either first or last, not both' });
-    }
+    checkConnectionArgs(value, ctx);
     oneCursor(value, ctx);
   });
 export type LiveStreamsArgs = z.infer<typeof liveStreamsArgs>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { freeText } from './common.js';
 
 // Realtime media list (contract §4.4, decisions.md §2). The same schema checks the GraphQL
 // arguments and, in snake_case, the REST query parameters (`user_id`, `offset`).
@@ -12,10 +13,7 @@ export const realtimeMediasArgs = z.strictObject({
     .max(32)
     .regex(/^\d+$/, "must be the account's numeric id on the platform")
     .describe("The creator's numeric account id on the platform"),
-  offset: z
-    .string()
-    .max(1024)
-    .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters')
+  offset: freeText(1024)
     .nullish()
     .describe('A previous offset: the next page; empty or absent for the newest posts'),
 });
