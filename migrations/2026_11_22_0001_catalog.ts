@@ -65,6 +65,23 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX creators_full_name_trgm_idx ON creators USING gin (lower(full_name) gin_trgm_ops)`.execute(db);
   await sql`CREATE INDEX creators_country_idx ON creators (platform, country, follower_count DESC)`.execute(db);
   await sql`CREATE INDEX creators_last_publish_idx ON creators (platform, last_publish_at)`.execute(db);
+  // Every other documented filter: range bounds get a btree each (the planner combines them with
+  // bitmap scans); the yes/no filters get partial indexes in the default order.
+  for (const column of [
+    'language',
+    'gender',
+    'avg_comment_count',
+    'avg_like_count',
+    'avg_view_count',
+    'avg_engagement_count',
+    'avg_video_engagement_rate',
+    'recent_month_publish_count',
+    'retweet_ratio',
+  ]) {
+    await sql`CREATE INDEX ${sql.id(`creators_${column}_idx`)} ON creators (platform, ${sql.id(column)})`.execute(db);
+  }
+  await sql`CREATE INDEX creators_verified_idx ON creators (platform, follower_count DESC, user_id DESC) WHERE is_verified`.execute(db);
+  await sql`CREATE INDEX creators_has_email_idx ON creators (platform, follower_count DESC, user_id DESC) WHERE has_email`.execute(db);
 
   await db.schema
     .createTable('channels')
@@ -85,6 +102,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('evaluation_max', sql`numeric(20,2)`, (c) => c.notNull().defaultTo(0))
     .addColumn('last_update_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
+
+  // Video search filters on the channel: the planner picks the matching channels here, then their
+  // videos through videos_channel_idx.
+  for (const column of ['country', 'gender', 'follower_count', 'avg_engagement_rate', 'avg_play_count', 'avg_like_count', 'avg_comment_count', 'recent_month_publish_count']) {
+    await sql`CREATE INDEX ${sql.id(`channels_${column}_idx`)} ON channels (${sql.id(column)})`.execute(db);
+  }
 
   await db.schema
     .createTable('videos')
@@ -107,6 +130,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX videos_newest_idx ON videos (create_at DESC, video_id DESC)`.execute(db);
   await sql`CREATE INDEX videos_channel_idx ON videos (channel_id, create_at DESC)`.execute(db);
   await sql`CREATE INDEX videos_category_idx ON videos (category_id, create_at DESC)`.execute(db);
+  await sql`CREATE INDEX videos_type_idx ON videos (video_type, create_at DESC, video_id DESC)`.execute(db);
+  await sql`CREATE INDEX videos_relevance_idx ON videos (play_count DESC, video_id DESC)`.execute(db);
   await sql`CREATE INDEX videos_title_trgm_idx ON videos USING gin (lower(title) gin_trgm_ops)`.execute(db);
   await sql`CREATE INDEX videos_description_trgm_idx ON videos USING gin (lower(description) gin_trgm_ops)`.execute(db);
 

@@ -22,12 +22,12 @@ export async function handleRest(services: Services, request: Request): Promise<
   }
 
   const access = new RequestAccess(services.access, request.headers.get('authorization'));
-  let failed: ReadonlySet<string> | 'all' = 'all';
+  // A REST route runs one root field: its charge stands only if the whole response is a success.
+  let succeeded = false;
   let response: Response;
   try {
     await access.enter();
     if (isPing) {
-      failed = new Set();
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
       const input = decodeRestInput(route!.input, await readInput(request, route!, services.config.maxBodyBytes));
@@ -37,17 +37,17 @@ export async function handleRest(services: Services, request: Request): Promise<
         variableValues: route!.variables(input),
         contextValue: createContext(services, access),
       });
-      failed = new Set((result.errors ?? []).map((error) => String(error.path?.[0] ?? '')));
       if (result.errors?.length) throw result.errors[0];
       const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
       const rootType = schema.getQueryType()!.getFields()[rootName].type;
       const rendered = renderRest(rootValue, rootType) as Record<string, unknown>;
       response = jsonResponse(200, successBody(route!.data(rendered, input)));
     }
+    succeeded = true;
   } catch (error) {
     response = errorResponse(asApiError(services, error));
   } finally {
-    await access.settle(failed);
+    await access.settle(succeeded ? new Set() : 'all');
   }
   const remaining = await access.quotaRemaining().catch(() => null);
   if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
