@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
 import type { Database, CreatorRow } from './database.js';
-import { containsPattern, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
 
 export interface LastPostItem {
@@ -135,12 +135,7 @@ export async function searchCreators(db: Kysely<Database>, search: CreatorSearch
 }
 
 export async function countCreators(db: Kysely<Database>, search: CreatorSearch): Promise<number> {
-  const row = await db
-    .selectFrom('creators')
-    .select((eb) => eb.fn.countAll().as('total'))
-    .where(whereCreators(search))
-    .executeTakeFirstOrThrow();
-  return toCount(row.total as string | number | bigint);
+  return countMatches(db.selectFrom('creators').where(whereCreators(search)));
 }
 
 export function toCreator(row: CreatorRow): Creator {

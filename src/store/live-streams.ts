@@ -1,8 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import { ApiError } from '../errors.js';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import type { Database, LiveStreamRow, NewLiveStream } from './database.js';
-import { fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { countMatches, fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { toCount } from './values.js';
 
 // The live-stream snapshot: what the collector saw in its last full pass (or what was imported).
@@ -62,12 +61,7 @@ export async function searchLiveStreams(db: Kysely<Database>, filter: LiveStream
 }
 
 export async function countLiveStreams(db: Kysely<Database>, filter: LiveStreamFilter): Promise<number> {
-  const row = await db
-    .selectFrom('live_streams')
-    .select((eb) => eb.fn.countAll().as('total'))
-    .where(whereLiveStreams(filter))
-    .executeTakeFirstOrThrow();
-  return toCount(row.total as string | number | bigint);
+  return countMatches(db.selectFrom('live_streams').where(whereLiveStreams(filter)));
 }
 
 export function toLiveStream(row: LiveStreamRow): LiveStream {

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { ApiError } from '../errors.js';
+import { toCount } from './values.js';
 
 // Keyset pages for every connection (PostGraphile's shape):
 //   SELECT …, <k0> AS k0, …, <id> AS kN FROM … WHERE (<k0>, …, <id>) < (:cursor) ORDER BY <k0> DESC, …, <id> DESC LIMIT first + 1
@@ -121,6 +122,15 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
     hasNextPage: backward ? args.before != null : hasMore,
     hasPreviousPage: backward ? hasMore : args.after != null || (args.offset ?? 0) > 0,
   };
+}
+
+/**
+ * The exact total of a filtered query, `SELECT count(*) FROM … WHERE <filter>`: the one place
+ * totals are computed, so making them cheaper on millions of rows changes only this.
+ */
+export async function countMatches<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): Promise<number> {
+  const row = await (query as SelectQueryBuilder<any, any, any>).select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow();
+  return toCount(row.total as string | number | bigint);
 }
 
 /** A LIKE pattern that matches `text` anywhere, with `%`, `_` and `\` taken literally. */

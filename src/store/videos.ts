@@ -3,7 +3,7 @@ import { parseInstant } from '../inputs/common.js';
 import type { VideoFilter, VideoSort } from '../inputs/videos.js';
 import type { Database, VideoRow } from './database.js';
 import { formatDuration } from './durations.js';
-import { containsPattern, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { genderToCode, toCount, toDate, toDecimal } from './values.js';
 
 export interface Video {
@@ -100,10 +100,7 @@ export async function searchVideos(db: Kysely<Database>, search: VideoSearch, pa
 }
 
 export async function countVideos(db: Kysely<Database>, search: VideoSearch): Promise<number> {
-  const row = await baseQuery(db, search.filter)
-    .select((eb) => eb.fn.countAll().as('total'))
-    .executeTakeFirstOrThrow();
-  return toCount(row.total as string | number | bigint);
+  return countMatches(baseQuery(db, search.filter));
 }
 
 export function toVideo(row: VideoRow): Video {
