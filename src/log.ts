@@ -12,3 +12,8 @@ export function createLogger(stream: NodeJS.WritableStream = process.stderr, qui
     error: (message, details) => write('error', message, details),
   };
 }
+
+/** The log line for an error a client sees only as 500 / INTERNAL: the cause, with its stack. */
+export function logUnexpected(log: Logger): (cause: unknown) => void {
+  return (cause) => log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+}

@@ -9,6 +9,7 @@ import { createContext, type Context } from './schema/context.js';
 import { adminSchema, schema } from './schema/index.js';
 import { operationLimits } from './schema/limits.js';
 import { assertAdmin, isAdminField } from './access/admin.js';
+import { logUnexpected } from './log.js';
 import type { Services } from './services.js';
 import { sql } from 'kysely';
 
@@ -45,7 +46,7 @@ function useAccessPipeline(services: Services): Plugin<Context> {
         if (kind === 'admin') return assertAdmin(access.authorization, services.config.adminToken);
         await access.enter();
       } catch (error) {
-        setResultAndStopExecution({ errors: [toClientError(error, (cause) => logFailure(services, cause))] });
+        setResultAndStopExecution({ errors: [toClientError(error, logUnexpected(services.log))] });
         return;
       }
       return {
@@ -62,10 +63,6 @@ const useOperationLimits: Plugin = {
   onValidate: ({ addValidationRule }) => addValidationRule(operationLimits),
 };
 
-function logFailure(services: Services, cause: unknown): void {
-  services.log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
-}
-
 export function createServer(services: Services) {
   const yoga = createYoga<{ request: Request }, Context>({
     schema: services.config.adminToken ? adminSchema : schema,
@@ -79,7 +76,7 @@ export function createServer(services: Services) {
       return createContext(services, access);
     },
     maskedErrors: {
-      maskError: (error) => toClientError(error, (cause) => logFailure(services, cause)),
+      maskError: (error) => toClientError(error, logUnexpected(services.log)),
     },
     logging: false,
     plugins: [

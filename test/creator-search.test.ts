@@ -122,14 +122,34 @@ describe('creator search over REST', () => {
     expect(answer.data.items.map((c: { user_id: string }) => c.user_id)).toEqual(expected(() => true, byDesc((c) => c.avg_engagement_rate)));
   });
 
-  it('sorts by relevance by default with a query: exact username, then prefixes, then other matches', async () => {
-    const answer = await search({ query: 'alpha0' });
-    expect(answer.data.items.map((c: { username: string }) => c.username)).toEqual(['alpha0']);
-    const broad = await search({ query: 'alpha' });
-    const names = broad.data.items.map((c: { username: string; full_name: string }) => c.username.toLowerCase().startsWith('alpha'));
-    // Every username-prefix match comes before every full-name-only match.
-    expect(names.indexOf(false) === -1 || names.slice(names.indexOf(false)).every((v: boolean) => !v)).toBe(true);
-  });
+  // decisions.md's relevance as we define it (README): exact username, username prefix, full-name
+  // prefix, any other match; then followers, then user_id, all descending.
+  const rankFor = (query: string) => (c: SeedCreator) => {
+    const q = query.toLowerCase();
+    const username = `${c.username}`.toLowerCase();
+    if (username === q) return 3;
+    if (username.startsWith(q)) return 2;
+    return `${c.full_name}`.toLowerCase().startsWith(q) ? 1 : 0;
+  };
+  const relevance = (query: string) => {
+    const rank = rankFor(query);
+    return (a: SeedCreator, b: SeedCreator) => rank(b) - rank(a) || byFollowers(a, b);
+  };
+  const matches = (query: string) => (c: SeedCreator) => `${c.username} ${c.full_name}`.toLowerCase().includes(query.toLowerCase());
+
+  it.each(['alpha', 'ALPHABET1', 'alpha16', 'the', 'person 1'])(
+    'sorts by relevance by default with a query (%s): exact username, prefixes, then other matches',
+    async (query) => {
+      const want = expected(matches(query), relevance(query));
+      expect(want.length).toBeGreaterThan(0);
+      if (query === 'alpha') {
+        // The fixture must hold every tier below an exact match for the order to mean something.
+        expect(new Set(creators.filter(matches(query)).map(rankFor(query)))).toEqual(new Set([2, 1, 0]));
+      }
+      const answer = await search({ query });
+      expect(answer.data.items.map((c: { user_id: string }) => c.user_id)).toEqual(want);
+    },
+  );
 });
 
 describe('creator search: bad requests and wrong routes', () => {

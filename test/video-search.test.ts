@@ -102,10 +102,21 @@ describe('video search over REST', () => {
     else expect(answer.data.items.map((v: { video_id: string }) => v.video_id).sort()).toEqual([...want].sort());
   });
 
-  it('ranks title matches above description-only matches for a query', async () => {
-    const answer = await search({ query: 'alpha' });
-    const titles = answer.data.items.map((v: { title: string }) => /alpha/i.test(v.title));
-    expect(titles.indexOf(false)).toBe(-1 === titles.indexOf(false) ? -1 : titles.lastIndexOf(true) + 1);
+  it('ranks by relevance with a query: exact title, title prefix, title match, description-only; then plays', async () => {
+    const rank = (v: SeedVideo, q: string) => {
+      const title = `${v.title}`.toLowerCase();
+      return title === q ? 3 : title.startsWith(q) ? 2 : title.includes(q) ? 1 : 0;
+    };
+    for (const q of ['alpha', 'alpha guide 4']) {
+      const want = videos
+        .filter((v) => `${v.title} ${v.description}`.toLowerCase().includes(q))
+        .sort((a, b) => rank(b, q) - rank(a, q) || b.play_count - a.play_count || bytewiseDesc(a.video_id, b.video_id))
+        .map((v) => v.video_id);
+      // The fixture must hold every kind of match for the order to mean something.
+      if (q === 'alpha') expect(new Set(videos.filter((v) => want.includes(v.video_id)).map((v) => rank(v, q)))).toEqual(new Set([2, 1, 0]));
+      const answer = await search({ query: q });
+      expect(answer.data.items.map((v: { video_id: string }) => v.video_id)).toEqual(want);
+    }
   });
 
   it('rejects bad input with 400 naming the field', async () => {

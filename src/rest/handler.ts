@@ -3,6 +3,7 @@ import { RequestAccess } from '../access/pipeline.js';
 import { ApiError, isApiError, toClientError, type ErrorCode, type FieldError } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { createContext } from '../schema/context.js';
+import { logUnexpected } from '../log.js';
 import type { Services } from '../services.js';
 import { decodeRestInput, restFieldErrors } from './codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from './envelope.js';
@@ -56,16 +57,12 @@ export async function handleRest(services: Services, request: Request): Promise<
 
 function asApiError(services: Services, error: unknown): ApiError {
   if (isApiError(error)) return error;
-  const clientError = toClientError(error, (cause) => services.log.error('request failed', { error: describe(cause) }));
+  const clientError = toClientError(error, logUnexpected(services.log));
   const code = (clientError.extensions.code as ErrorCode | undefined) ?? 'INTERNAL';
   const fields = (clientError.extensions.fields as FieldError[] | undefined) ?? [];
   const headers = (clientError.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
   // Our own messages are safe to show (upstream unavailable included); the masked ones say nothing.
   return new ApiError(code, code === 'INTERNAL' ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 async function readInput(request: Request, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {

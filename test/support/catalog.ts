@@ -34,7 +34,13 @@ export const creators: SeedCreator[] = Array.from({ length: 40 }, (_, i) => {
     platform: 'twitter',
     user_id: `u${String(i).padStart(3, '0')}`,
     username: `${names[i % names.length]}${i}`,
-    full_name: i % 5 === 0 ? `The ${names[(i + 3) % names.length]} Show` : `Person ${i}`,
+    // Full names that start with another creator's name give relevance its full-name-prefix tier.
+    full_name:
+      i % 5 === 0
+        ? `The ${names[(i + 3) % names.length]} Show`
+        : i % 7 === 3
+          ? `${names[(i + 5) % names.length]} fan club`
+          : `Person ${i}`,
     avatar: `https://img.example/${i}.jpg`,
     country: countries[i % 4],
     language: languages[i % 4],
@@ -97,7 +103,8 @@ export const videos: (NewVideo & { video_id: string; create_at: Date; play_count
   video_id: `v${String(i).padStart(3, '0')}`,
   channel_id: `ch${i % 6}`,
   title: i % 4 === 0 ? `Alpha guide ${i}` : `Video ${i} about ${names[i % names.length]}`,
-  description: i % 3 === 0 ? 'contains 50% off' : `description ${i}`,
+  // Some descriptions mention "alpha" where the title does not, for relevance order.
+  description: i % 3 === 0 ? 'contains 50% off' : i % 5 === 1 ? 'an alpha preview' : `description ${i}`,
   cover_url: `https://img.example/v${i}.jpg`,
   // Ties: pairs of videos share a publish time.
   create_at: new Date(Date.UTC(2026, 0, 1 + Math.floor(i / 2), 8)),
