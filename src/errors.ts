@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { z } from 'zod';
+import { isCancelledOnRequest, isDatabaseUnavailable } from './store/errors.js';
 
 // The one error type of the service. REST renders it as the contract's envelope, GraphQL as
 // `extensions`; anything that is not an ApiError is masked as 500 / INTERNAL.
@@ -11,6 +12,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'NOT_FOUND'
   | 'UPSTREAM_UNAVAILABLE'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL';
 
 export interface FieldError {
@@ -26,8 +28,11 @@ const statusOf: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   NOT_FOUND: 404,
   UPSTREAM_UNAVAILABLE: 500,
+  SERVICE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };
+
+export const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && Object.hasOwn(statusOf, value);
 
 export class ApiError extends Error {
   readonly status: number;
@@ -65,14 +70,14 @@ export const statusOfCode = (code: ErrorCode): number => statusOf[code];
 export interface ApiErrorExtensions {
   code: ErrorCode;
   fields?: FieldError[];
-  /** Only for 401 and 429: GraphQL answers those with the HTTP status too (decisions.md §6). */
+  /** Only for 401, 429 and 503: GraphQL answers those with the HTTP status too (decisions.md §6). */
   http?: { status: number; headers?: Record<string, string> };
 }
 
 export function toGraphQLError(error: ApiError, path?: readonly (string | number)[]): GraphQLError {
   const extensions: ApiErrorExtensions = { code: error.code };
   if (error.fields.length > 0) extensions.fields = error.fields;
-  if (error.code === 'UNAUTHENTICATED' || error.code === 'RATE_LIMITED') {
+  if (error.code === 'UNAUTHENTICATED' || error.code === 'RATE_LIMITED' || error.code === 'SERVICE_UNAVAILABLE') {
     extensions.http = { status: error.status, headers: error.headers };
   }
   const message = error.fields.length > 0 ? `${error.message}: ${describeFields(error.fields)}` : error.message;
@@ -80,18 +85,60 @@ export function toGraphQLError(error: ApiError, path?: readonly (string | number
 }
 
 /**
- * What a client may see of any error: our own errors as they are, anything else as 500 / INTERNAL
- * (its cause goes to the log, never to the client).
+ * What a client may see of any error: our own errors as they are, the client's own mistakes that
+ * GraphQL found (syntax, validation, variable coercion, a malformed GET request) as 400-class
+ * errors, anything else as 500 / INTERNAL (its cause goes to the error report, never to the client).
  */
-export function toClientError(error: unknown, logUnexpected: (error: unknown) => void): GraphQLError {
+export function toClientError(error: unknown, report: ErrorReport): GraphQLError {
   const path = error instanceof GraphQLError ? error.path : undefined;
   const original = error instanceof GraphQLError ? error.originalError : error;
-  // A GraphQL-level error (syntax, validation, variable coercion) is already safe to show.
-  if (error instanceof GraphQLError && !original) return error;
   if (isApiError(original)) return toGraphQLError(original, path);
+  if (error instanceof GraphQLError && isClientMistake(error)) {
+    // Our codes are a closed set: yoga's own (GRAPHQL_VALIDATION_FAILED, …) read as BAD_REQUEST.
+    return error.extensions?.code === 'BAD_REQUEST' ? error : withCode(error, 'BAD_REQUEST');
+  }
   if (original instanceof GraphQLError && typeof original.extensions?.code === 'string') return original;
-  logUnexpected(original);
+  // Work ended because its client left or the server is stopping: whoever still listens may retry.
+  if ((original instanceof Error && original.name === 'AbortError') || isCancelledOnRequest(original)) {
+    return toGraphQLError(serviceUnavailable(), path);
+  }
+  // A database that is down or restarting is worth a retry, not a bug report.
+  if (isDatabaseUnavailable(original)) {
+    report.unavailable(original);
+    return toGraphQLError(serviceUnavailable(), path);
+  }
+  report.unexpected(original);
   return toGraphQLError(internalError(), path);
+}
+
+/** Where toClientError reports what a person may need to look at. */
+export interface ErrorReport {
+  unexpected(cause: unknown): void;
+  unavailable(cause: unknown): void;
+}
+
+/**
+ * A request error GraphQL itself raised about the client's input. Errors raised while resolving a
+ * field carry a `path`; input errors do not: a document that does not parse or validate (no cause),
+ * a variable that does not coerce (a GraphQLError from the input type or scalar as its cause), or a
+ * GET request yoga could not read (its own 4xx status in `extensions.http`).
+ */
+function isClientMistake(error: GraphQLError): boolean {
+  if (!error.originalError) return true;
+  // Errors graphql-jit raises may come without extensions.
+  const status = (error.extensions?.http as { status?: unknown } | undefined)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) return true;
+  return error.path === undefined && error.originalError instanceof GraphQLError;
+}
+
+function withCode(error: GraphQLError, code: ErrorCode): GraphQLError {
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...(error.extensions ?? {}), code },
+  });
 }
 
 export function describeFields(fields: FieldError[]): string {
@@ -99,3 +146,11 @@ export function describeFields(fields: FieldError[]): string {
 }
 
 export const internalError = () => new ApiError('INTERNAL', 'Internal Server Error');
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+export const serviceUnavailable = () =>
+  new ApiError('SERVICE_UNAVAILABLE', 'Service Unavailable: retry shortly', [], {
+    'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+  });

@@ -1,22 +1,25 @@
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { runCompiled } from './schema/compiled.js';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { RequestAccess } from './access/pipeline.js';
-import { ApiError, toClientError } from './errors.js';
+import { attachAccess, RequestAccess } from './access/pipeline.js';
+import { useRequestTelemetry } from './observability/requests.js';
+import { ApiError, isErrorCode, toClientError } from './errors.js';
+import { serveApiDescription } from './rest/docs.js';
 import { errorResponse } from './rest/envelope.js';
 import { handleRest } from './rest/handler.js';
 import { createContext, type Context } from './schema/context.js';
 import { adminSchema, schema } from './schema/index.js';
 import { operationLimits } from './schema/limits.js';
 import { assertAdmin, isAdminField } from './access/admin.js';
-import { logUnexpected } from './log.js';
+import { errorReport } from './observability/log.js';
 import type { Services } from './services.js';
-import { sql } from 'kysely';
 
 // One server for both front doors: `/api/*` (REST), `/graphql` (GraphQL, GraphiQL in a browser),
 // plus `/healthz` and `/readyz`. Both doors pass the same pipeline (src/access/pipeline.ts).
 
-const accessByRequest = new WeakMap<Request, RequestAccess>();
+/** /readyz answers within this, database or not: a probe must not hang with the database. */
+const READY_TIMEOUT_MS = 2_000;
 
 type OperationKind = 'introspection' | 'data' | 'admin' | 'mixed';
 
@@ -37,16 +40,21 @@ function operationKind(args: { document: Parameters<typeof getOperationAST>[0]; 
 /** Steps 2–3 of the pipeline before a data operation runs, step 7 after it. */
 function useAccessPipeline(services: Services): Plugin<Context> {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    async onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const kind = operationKind(args);
       if (kind === 'introspection') return;
       const access = (args.contextValue as Context).access;
+      // The statements of a client that leaves are cancelled on the server (src/store/connect.ts).
+      // Data operations run compiled (src/schema/compiled.ts).
+      setExecuteFn((executeArgs) =>
+        services.store.cancellable(access.signal, async () => runCompiled(executeArgs as ExecutionArgs, executeFn as (args: ExecutionArgs) => unknown)),
+      );
       try {
         if (kind === 'mixed') throw ApiError.badRequest([{ field: 'query', message: 'administration and data fields cannot share an operation' }]);
         if (kind === 'admin') return assertAdmin(access.authorization, services.config.adminToken);
         await access.enter();
       } catch (error) {
-        setResultAndStopExecution({ errors: [toClientError(error, logUnexpected(services.log))] });
+        setResultAndStopExecution({ errors: [toClientError(error, errorReport(services.log))] });
         return;
       }
       return {
@@ -63,6 +71,49 @@ const useOperationLimits: Plugin = {
   onValidate: ({ addValidationRule }) => addValidationRule(operationLimits),
 };
 
+/**
+ * yoga answers the requests it refuses itself (a document that does not parse or validate) with
+ * codes of its own (GRAPHQL_PARSE_FAILED, …); ours are a closed set (decisions.md §6), and every
+ * error that is not ours already is the client's: BAD_REQUEST.
+ */
+const useClosedErrorCodes: Plugin = {
+  onResultProcess({ result }) {
+    for (const single of Array.isArray(result) ? result : [result]) {
+      if (Symbol.asyncIterator in single) continue;
+      for (const error of single.errors ?? []) {
+        const extensions = error.extensions as Record<string, unknown>;
+        if (!isErrorCode(extensions.code)) extensions.code = 'BAD_REQUEST';
+      }
+    }
+  },
+};
+
+/**
+ * yoga's own GET parser lets JSON.parse throw on `?variables={bad`, which reads as an unexpected
+ * 500; a query string that does not parse is the client's mistake, a 400 naming the parameter.
+ */
+const useStrictGetParameters: Plugin = {
+  onRequestParse({ request, url, requestParser, setRequestParser }) {
+    if (request.method !== 'GET' || !requestParser) return;
+    for (const name of ['variables', 'extensions']) {
+      const text = url.searchParams.get(name);
+      if (!text) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        setRequestParser(() => {
+          throw new GraphQLError(`${name} must be a JSON object`, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+        });
+        return;
+      }
+    }
+  },
+};
+
 export function createServer(services: Services) {
   const yoga = createYoga<{ request: Request }, Context>({
     schema: services.config.adminToken ? adminSchema : schema,
@@ -71,22 +122,40 @@ export function createServer(services: Services) {
     // GraphiQL served from the package itself: the default page loads its assets from a CDN.
     renderGraphiQL,
     context: ({ request }) => {
-      const access = new RequestAccess(services.access, request.headers.get('authorization'));
-      accessByRequest.set(request, access);
+      const access = new RequestAccess(services.access, request.headers.get('authorization'), services.work.signal(request));
+      attachAccess(request, access);
       return createContext(services, access);
     },
     maskedErrors: {
-      maskError: (error) => toClientError(error, logUnexpected(services.log)),
+      maskError: (error) => toClientError(error, errorReport(services.log)),
     },
     logging: false,
     plugins: [
+      // First: its onRequest must run before the REST door below ends the request early.
+      useRequestTelemetry(services),
       {
         async onRequest({ request, url, endResponse }) {
+          // Before the REST door, which answers 404 for any other /api path: no key, no quota.
+          const description = serveApiDescription(request, url);
+          if (description) return endResponse(description);
           if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return endResponse(await handleRest(services, request));
           if (url.pathname === '/healthz') return endResponse(Response.json({ status: 'ok' }));
           if (url.pathname === '/readyz') {
-            const ready = await sql`SELECT 1`.execute(services.store.db).then(() => true, () => false);
-            return endResponse(Response.json({ status: ready ? 'ok' : 'unavailable' }, { status: ready ? 200 : 503 }));
+            // Ready once the database answers and the search index (when on) has loaded: until
+            // then searches are exact but slow, and traffic is better sent to a warm instance.
+            const database = await services.store.ping(READY_TIMEOUT_MS);
+            const index = !services.search || services.search.ready;
+            const status = !database ? 'unavailable' : !index ? 'loading search index' : 'ok';
+            return endResponse(Response.json({ status }, { status: database && index ? 200 : 503 }));
+          }
+          if (url.pathname === '/metrics' && !services.config.metricsPort && services.config.adminToken) {
+            // Without a METRICS_PORT of their own, metrics sit behind the admin token.
+            try {
+              assertAdmin(request.headers.get('authorization'), services.config.adminToken);
+            } catch (error) {
+              return endResponse(errorResponse(error as ApiError));
+            }
+            return endResponse(new Response(await services.metrics.registry.metrics(), { headers: { 'content-type': services.metrics.registry.contentType } }));
           }
           if (url.pathname !== '/graphql') return endResponse(errorResponse(new ApiError('NOT_FOUND', 'Not Found')));
           if (Number(request.headers.get('content-length') ?? 0) > services.config.maxBodyBytes) {
@@ -98,16 +167,11 @@ export function createServer(services: Services) {
             );
           }
         },
-        onResponse({ request, response }) {
-          const access = accessByRequest.get(request);
-          if (!access?.caller) return;
-          return access.quotaRemaining().then((remaining) => {
-            if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
-          });
-        },
       },
       useAccessPipeline(services),
       useOperationLimits,
+      useClosedErrorCodes,
+      useStrictGetParameters,
     ],
   });
   return yoga;

@@ -25,11 +25,11 @@ let key: string;
 const feedPath = (userId: string) => `/api/v1/feed/user/${userId}/`;
 const url = (params: Record<string, string>) => `${PATH}?${new URLSearchParams(params)}`;
 
-function freshClient(options: { timeoutMs?: number; failureThreshold?: number; cooldownMs?: number } = {}): InstagramClient {
+function freshClient(options: { timeoutMs?: number; minimumCalls?: number; cooldownMs?: number } = {}): InstagramClient {
   return createInstagramClient({
     baseUrl: sim.url,
     timeoutMs: options.timeoutMs ?? 2_000,
-    breaker: { failureThreshold: options.failureThreshold ?? 5, cooldownMs: options.cooldownMs ?? 30_000 },
+    breaker: { minimumCalls: options.minimumCalls, cooldownMs: options.cooldownMs ?? 30_000 },
   });
 }
 
@@ -258,13 +258,34 @@ describe('realtime media list over REST', () => {
     expect(await remaining(own)).toBe(5_000 - 10 * 100);
   });
 
-  it('opens the circuit after repeated failures (fast 500, no upstream call, no charge) and closes it once the upstream recovers', async () => {
-    const client = freshClient({ failureThreshold: 3, cooldownMs: 400 });
+  it('one caller retrying an account the upstream fails on does not switch realtime off for anyone else', async () => {
+    // The production breaker settings: only the negative cache and the window differ by design.
+    const client = createInstagramClient({ baseUrl: sim.url, timeoutMs: 2_000 });
+    app.services.instagram = client;
+    const other = await app.newKey({ plan: 'pro', ratePerSecond: 10_000 });
+    const before = await remaining();
+    for (const failing of [INSTAGRAM_SIM_USERS.serverError, INSTAGRAM_SIM_USERS.malformed]) {
+      for (let i = 0; i < 30; i++) {
+        const response = await app.rest(url({ user_id: failing }), { key });
+        expect(response.status).toBe(500);
+        expect(response.body).toEqual({ success: false, code: 500, message: 'upstream unavailable' });
+      }
+      expect(sim.requestCount(feedPath(failing))).toBe(1);
+    }
+    expect(client.breakerState).toBe('closed');
+    expect(await remaining()).toBe(before);
+    const served = await app.rest(url({ user_id: USER }), { key: other });
+    expect(served.status).toBe(200);
+    expect(served.body.data.medias.length).toBeGreaterThan(0);
+  });
+
+  it('opens the circuit when the upstream fails for many accounts (fast 500, no upstream call, no charge) and closes it once it recovers', async () => {
+    const client = freshClient({ minimumCalls: 4, cooldownMs: 400 });
     app.services.instagram = client;
     const before = await remaining();
     sim.setMode('fail');
-    for (let i = 0; i < 3; i++) expect((await app.rest(url({ user_id: USER }), { key })).status).toBe(500);
-    expect(sim.requestCount(feedPath(USER))).toBe(3);
+    for (const account of ['2001', '2002', '2003', '2004']) expect((await app.rest(url({ user_id: account }), { key })).status).toBe(500);
+    expect(sim.requestCount()).toBe(4);
     expect(client.breakerState).toBe('open');
 
     sim.setMode('ok');
@@ -272,7 +293,7 @@ describe('realtime media list over REST', () => {
     const fast = await app.rest(url({ user_id: USER }), { key });
     expect(fast.status).toBe(500);
     expect(performance.now() - started).toBeLessThan(200);
-    expect(sim.requestCount(feedPath(USER))).toBe(3);
+    expect(sim.requestCount()).toBe(4);
     expect(await remaining()).toBe(before);
 
     await new Promise((resolve) => setTimeout(resolve, 450));
@@ -281,7 +302,7 @@ describe('realtime media list over REST', () => {
     expect(trial.status).toBe(200);
     expect(client.breakerState).toBe('closed');
     expect((await app.rest(url({ user_id: USER }), { key })).status).toBe(200);
-    expect(sim.requestCount(feedPath(USER))).toBe(5);
+    expect(sim.requestCount(feedPath(USER))).toBe(2);
     expect(await remaining()).toBe(before - 200);
   });
 

@@ -75,7 +75,15 @@ export interface RedisLimiterOptions {
   onError: (error: unknown) => void;
 }
 
-export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
+export interface RedisLimiter extends Limiter {
+  /**
+   * False while Redis is known to be away (between reconnect attempts, or closed): callers need
+   * not wait for a command to time out. While connecting a command is tried, bounded by the timeout.
+   */
+  available(): boolean;
+}
+
+export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
   const { keyPrefix, slotTtlMs, onError } = options;
   const redis = new Redis(options.url, {
     connectTimeout: options.timeoutMs,
@@ -98,6 +106,8 @@ export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
   });
 
   return {
+    available: () => !['reconnecting', 'close', 'end'].includes(redis.status),
+
     async acquire(keyId: string, policy: LimitPolicy): Promise<Admission> {
       if (closed) throw new Error('limiter is closed');
       checkPolicy(keyId, policy);

@@ -43,15 +43,38 @@ export interface LimiterOptions {
 
 export const DEFAULT_KEY_PREFIX = 'cds:limit:';
 export const DEFAULT_SLOT_TTL_MS = 60_000;
-export const DEFAULT_TIMEOUT_MS = 2_000;
+export const DEFAULT_TIMEOUT_MS = 500;
 
+/**
+ * With Redis, limits are shared by every process; while Redis cannot be reached each process
+ * enforces them on its own (so N processes admit up to N times a key's rate) rather than refusing
+ * every paying call for an outage of ours, or letting one key run unlimited against the database.
+ * Quota is not affected: it is counted in PostgreSQL.
+ */
 export function createLimiter(options: LimiterOptions = {}): Limiter {
-  if (options.redisUrl === undefined) return createMemoryLimiter({ now: options.now });
-  return createRedisLimiter({
+  const local = createMemoryLimiter({ now: options.now });
+  if (options.redisUrl === undefined) return local;
+  const onError = options.onError ?? (() => {});
+  const shared = createRedisLimiter({
     url: options.redisUrl,
     keyPrefix: options.keyPrefix ?? DEFAULT_KEY_PREFIX,
     slotTtlMs: options.slotTtlMs ?? DEFAULT_SLOT_TTL_MS,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    onError: options.onError ?? (() => {}),
+    onError,
   });
+  return {
+    async acquire(keyId, policy) {
+      if (!shared.available()) return local.acquire(keyId, policy);
+      try {
+        return await shared.acquire(keyId, policy);
+      } catch (error) {
+        onError(error);
+        return local.acquire(keyId, policy);
+      }
+    },
+    async close() {
+      await shared.close();
+      await local.close();
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import { createApp, listen } from '../app.js';
+import { startMetricsServer } from '../observability/metrics-server.js';
 import type { Config } from '../config.js';
 import { ensureDemoKey } from '../access/demo-key.js';
 import { runTwitchCollector, twitchClientFromConfig } from '../collector/twitch.js';
@@ -17,18 +18,16 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
     demoKey = await ensureDemoKey(db);
   }
   const listening = await listen(app, config.port, config.host);
+  const metricsServer = config.metricsPort === undefined ? null : await startMetricsServer(app.services.metrics, config.metricsPort, config.host);
   // With TWITCH_* set the snapshot refreshes inside the server: the embedded store is locked
   // to this process, so a separate `collect` could not reach it.
   const stopCollector = new AbortController();
-  const collecting = config.twitch
-    ? runTwitchCollector({
-        db,
-        client: twitchClientFromConfig(config.twitch, { timeoutMs: config.upstreamTimeoutMs }),
-        log: app.services.log,
-        signal: stopCollector.signal,
-      })
+  const twitch = config.twitch ? twitchClientFromConfig(config.twitch, { timeoutMs: config.upstreamTimeoutMs }) : null;
+  const collecting = twitch
+    ? runTwitchCollector({ db, client: twitch, log: app.services.log, signal: stopCollector.signal }).finally(() => twitch.close())
     : Promise.resolve();
   process.stdout.write(`creator-data listening on ${listening.url} (GraphiQL: ${listening.url}/graphql)\n`);
+  if (metricsServer) process.stdout.write(`metrics on ${metricsServer.url}\n`);
   if (demoKey) {
     process.stdout.write(
       [
@@ -44,10 +43,16 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  process.stderr.write('shutting down\n');
+  // SIGTERM: refuse new connections at once (a client's retry goes to another instance), let the
+  // requests in flight finish within SHUTDOWN_GRACE_MS, answer the rest 503, then close the pool,
+  // Redis and the upstream sockets, and exit 0.
+  process.stderr.write(`shutting down: finishing requests in flight (up to ${config.shutdownGraceMs} ms)\n`);
   stopCollector.abort();
+  await listening.close(config.shutdownGraceMs);
+  await metricsServer?.close();
   await collecting;
-  await listening.close();
   await app.close();
+  app.services.log.flush?.();
+  process.stderr.write('stopped\n');
   return 0;
 }

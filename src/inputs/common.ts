@@ -40,7 +40,18 @@ export const instant = z
     message: 'must be an ISO 8601 date (2026-01-31) or date-time with Z or an offset (2026-01-31T08:00:00Z)',
   });
 
-export const bound = z.number().nonnegative().finite();
+// A filter bound must fit the column it is compared with, or PostgreSQL refuses the statement
+// (`1.5` for a bigint, `3e9` for an integer): each bound is checked against its column's type here,
+// before any charge, and a misfit is a 400 naming the field.
+export const INT32_MAX = 2_147_483_647;
+/** numeric(20,2) holds up to 18 digits before the point. */
+export const METRIC_LIMIT = 1e18;
+/** A bound on a bigint count (followers): a whole number, exact up to 2^53 - 1. */
+export const countBound = z.int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** A bound on an integer count (posts in a month). */
+export const int32Bound = z.int().min(0).max(INT32_MAX);
+/** A bound on a numeric(20,2) metric (averages, rates, ratios). */
+export const metricBound = z.number().min(0).lt(METRIC_LIMIT);
 export const countryCodes = z
   .array(z.string().regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'))
   .max(250);
@@ -62,19 +73,19 @@ export const genderSchema = z.enum(['UNKNOWN', 'MALE', 'FEMALE']).describe('Gend
  * creator for creator search, on the video's channel for video search.
  */
 export const audienceFilterShape = {
-  followerCountMin: bound.nullish(),
-  followerCountMax: bound.nullish(),
-  avgEngagementRateMin: bound.nullish().describe('Percent'),
-  avgEngagementRateMax: bound.nullish().describe('Percent'),
-  avgCommentCountMin: bound.nullish(),
-  avgCommentCountMax: bound.nullish(),
-  avgLikeCountMin: bound.nullish(),
-  avgLikeCountMax: bound.nullish(),
-  avgPlayCountMin: bound.nullish(),
-  avgPlayCountMax: bound.nullish(),
+  followerCountMin: countBound.nullish(),
+  followerCountMax: countBound.nullish(),
+  avgEngagementRateMin: metricBound.nullish().describe('Percent'),
+  avgEngagementRateMax: metricBound.nullish().describe('Percent'),
+  avgCommentCountMin: metricBound.nullish(),
+  avgCommentCountMax: metricBound.nullish(),
+  avgLikeCountMin: metricBound.nullish(),
+  avgLikeCountMax: metricBound.nullish(),
+  avgPlayCountMin: metricBound.nullish(),
+  avgPlayCountMax: metricBound.nullish(),
   gender: genderSchema.nullish(),
-  recentMonthPublishCountMin: bound.nullish(),
-  recentMonthPublishCountMax: bound.nullish(),
+  recentMonthPublishCountMin: int32Bound.nullish(),
+  recentMonthPublishCountMax: int32Bound.nullish(),
 };
 
 /**

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import {
   audienceFilterShape,
-  bound,
+  INT32_MAX,
+  metricBound,
   checkConnectionArgs,
   checkOffsetWindow,
   connectionArgsShape,
@@ -20,24 +21,24 @@ export const MAX_CATEGORY_IDS = 100;
 export const creatorFilterShape = {
   query: searchQuery.nullish().describe('Case-insensitive substring of username or full name'),
   categoryIds: z
-    .array(z.int().positive())
+    .array(z.int().positive().max(INT32_MAX))
     .max(MAX_CATEGORY_IDS)
     .nullish()
     .describe('Level-2 and level-3 category ids, combined as a union; a level-2 id covers its children'),
   locations: countryCodes.nullish().describe('ISO 3166-1 alpha-2 country codes'),
   ...audienceFilterShape,
-  avgPlayCountMin: bound.nullish().describe('Bounds the average view count'),
-  avgPlayCountMax: bound.nullish().describe('Bounds the average view count'),
+  avgPlayCountMin: metricBound.nullish().describe('Bounds the average view count'),
+  avgPlayCountMax: metricBound.nullish().describe('Bounds the average view count'),
   createAtStart: instant.nullish().describe('Last publish time from (ISO 8601 date or date-time)'),
   createAtEnd: instant.nullish().describe('Last publish time to, inclusive (ISO 8601 date or date-time)'),
   hasEmail: z.boolean().nullish().describe('true: only creators with contact details'),
   languages: languageCodes.nullish().describe('ISO 639-1 language codes'),
-  avgEngagementCountMin: bound.nullish().describe('Average likes + comments + reposts per post'),
-  avgEngagementCountMax: bound.nullish().describe('Average likes + comments + reposts per post'),
-  avgVideoEngagementRateMin: bound.nullish().describe('Percent'),
-  avgVideoEngagementRateMax: bound.nullish().describe('Percent'),
+  avgEngagementCountMin: metricBound.nullish().describe('Average likes + comments + reposts per post'),
+  avgEngagementCountMax: metricBound.nullish().describe('Average likes + comments + reposts per post'),
+  avgVideoEngagementRateMin: metricBound.nullish().describe('Percent'),
+  avgVideoEngagementRateMax: metricBound.nullish().describe('Percent'),
   verified: z.boolean().nullish().describe('true: only verified creators'),
-  retweetRatioMax: bound.nullish().describe('Maximum repost share, percent'),
+  retweetRatioMax: metricBound.nullish().describe('Maximum repost share, percent'),
 };
 
 export const creatorFilter = filterSchema(creatorFilterShape);

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { parseInstant } from './common.js';
+import { INT32_MAX, parseInstant } from './common.js';
 
 // Options of a new key's account: the CLI's `keys create` flags and the admin mutation's input.
 export const newKeyOptions = z.strictObject({
   plan: z.string().min(1).optional().describe('Plan id (trial or pro); default trial'),
-  quota: z.int().min(0).optional().describe("The account's quota allowance in units; default the plan's"),
-  rate: z.int().min(1).optional().describe('Requests per second for the account (burst twice that); default the plan\'s'),
+  quota: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe("The account's quota allowance in units; default the plan's"),
+  // Burst is twice the rate, and both are integer columns.
+  rate: z.int().min(1).max(Math.floor(INT32_MAX / 2)).optional().describe('Requests per second for the account (burst twice that); default the plan\'s'),
   expires: z
     .string()
     .refine((text) => parseInstant(text) !== null, 'must be an ISO 8601 date or date-time')

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../store/durations.js';
-import { parseInstant } from './common.js';
+import { INT32_MAX, METRIC_LIMIT, parseInstant } from './common.js';
 
 // One NDJSON line of each import kind (decisions.md §7): the response item's field names in
 // snake_case, metrics as JSON numbers, gender and video_type as the response strings.
@@ -14,9 +14,6 @@ import { parseInstant } from './common.js';
 //
 // Like common.ts, these schemas only validate; src/store/imports.ts maps records to rows.
 
-const INT32_MAX = 2_147_483_647;
-// numeric(20,2) holds up to 18 digits before the point.
-const METRIC_LIMIT = 1e18;
 
 const noNul = (text: string) => !text.includes('\u0000');
 const text = (max: number) => z.string().max(max).refine(noNul, 'must not contain NUL characters');

@@ -8,6 +8,7 @@ import {
   countryCodes,
   filterSchema,
   instant,
+  INT32_MAX,
   pageShape,
   searchQuery,
 } from './common.js';
@@ -17,7 +18,7 @@ export const videoTypeSchema = z.enum(['VIDEO', 'SHORT']).describe('VIDEO (1 in 
 // Video search filters (contract §4.2). Channel metrics filter on the video's channel.
 export const videoFilterShape = {
   query: searchQuery.nullish().describe('Case-insensitive substring of title or description'),
-  categorys: z.array(z.int().nonnegative()).max(100).nullish().describe("The video's category ids (the contract's spelling)"),
+  categorys: z.array(z.int().nonnegative().max(INT32_MAX)).max(100).nullish().describe("The video's category ids (the contract's spelling)"),
   locations: countryCodes.nullish().describe("The channel's country, ISO 3166-1 alpha-2"),
   ...audienceFilterShape,
   createAtStart: instant.nullish().describe('Video publish time from (ISO 8601 date or date-time)'),

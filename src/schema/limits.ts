@@ -6,44 +6,90 @@ export const MAX_DEPTH = 8;
 export const MAX_ROOT_FIELDS = 10;
 export const MAX_SELECTED_FIELDS = 500;
 
+// Introspection is answered from the schema in memory, without a key, so it gets bounds of its
+// own instead of the data limits: the standard query of GraphiQL, graphql-codegen and Apollo
+// (`getIntrospectionQuery()`) nests `ofType` 9 levels deep inside `fields.args.type`, past
+// MAX_DEPTH. graphql's own MaxIntrospectionDepthRule already caps `fields`/`interfaces`/
+// `possibleTypes`/`inputFields` nesting; these cap the rest: how many times an operation may ask
+// for the schema (aliases make one document ask a thousand times), how deep `ofType` may go, and
+// how many introspection fields one operation may select once fragments are expanded.
+export const MAX_INTROSPECTION_ROOTS = 2;
+export const MAX_OF_TYPE_DEPTH = 12;
+export const MAX_INTROSPECTION_FIELDS = 2_000;
+
+const isIntrospectionRoot = (name: string) => name === '__schema' || name === '__type';
+
+interface Measure {
+  /** Nesting of data fields below the operation. */
+  depth: number;
+  /** Data fields selected, fragments expanded. */
+  fields: number;
+  introspectionRoots: number;
+  introspectionFields: number;
+  /** Longest `ofType { ofType { … } }` chain. */
+  ofTypeDepth: number;
+}
+
 export function operationLimits(context: ValidationContext): ASTVisitor {
   const fragments = new Map<string, FragmentDefinitionNode>(
     context.getDocument().definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
   );
   const fail = (message: string) => context.reportError(new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } }));
 
-  // Depth and size with fragments expanded; a fragment cycle is reported by graphql's own rules.
-  function measure(set: SelectionSetNode, depth: number, seen: Set<string>): { depth: number; fields: number } {
-    let deepest = depth;
-    let fields = 0;
+  /**
+   * Depth and size with fragments expanded (a fragment cycle is reported by graphql's own rules).
+   * Inside `__schema`/`__type`, fields count towards the introspection budget instead. Counting
+   * stops early once a budget is blown, so a hostile document cannot make the measuring itself slow.
+   */
+  function measure(set: SelectionSetNode, at: { depth: number; inIntrospection: boolean; ofType: number }, seen: Set<string>, total: Measure): void {
     for (const selection of set.selections) {
-      let inner: SelectionSetNode | undefined;
+      if (total.fields > MAX_SELECTED_FIELDS || total.introspectionFields > MAX_INTROSPECTION_FIELDS) return;
       if (selection.kind === Kind.FIELD) {
-        fields += 1;
-        inner = selection.selectionSet;
-        if (!inner) continue;
-        const child = measure(inner, depth + 1, seen);
-        deepest = Math.max(deepest, child.depth);
-        fields += child.fields;
+        const name = selection.name.value;
+        let next = at;
+        if (at.inIntrospection) {
+          total.introspectionFields += 1;
+          if (name === 'ofType') {
+            next = { ...at, ofType: at.ofType + 1 };
+            total.ofTypeDepth = Math.max(total.ofTypeDepth, next.ofType);
+          }
+        } else if (isIntrospectionRoot(name)) {
+          total.introspectionRoots += 1;
+          total.introspectionFields += 1;
+          next = { ...at, inIntrospection: true };
+        } else {
+          total.fields += 1;
+          next = { ...at, depth: at.depth + 1 };
+          total.depth = Math.max(total.depth, at.depth);
+        }
+        if (selection.selectionSet) measure(selection.selectionSet, next, seen, total);
         continue;
       }
-      if (selection.kind === Kind.INLINE_FRAGMENT) inner = selection.selectionSet;
-      else if (!seen.has(selection.name.value)) inner = fragments.get(selection.name.value)?.selectionSet;
-      if (!inner) continue;
-      const child = measure(inner, depth, selection.kind === Kind.FRAGMENT_SPREAD ? new Set([...seen, selection.name.value]) : seen);
-      deepest = Math.max(deepest, child.depth);
-      fields += child.fields;
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        measure(selection.selectionSet, at, seen, total);
+        continue;
+      }
+      const name = selection.name.value;
+      const fragment = seen.has(name) ? undefined : fragments.get(name);
+      if (fragment) measure(fragment.selectionSet, at, new Set([...seen, name]), total);
     }
-    return { depth: deepest, fields };
   }
 
   return {
     OperationDefinition(operation) {
       const roots = operation.selectionSet.selections.filter((s) => s.kind === Kind.FIELD && !s.name.value.startsWith('__'));
       if (roots.length > MAX_ROOT_FIELDS) fail(`an operation may select at most ${MAX_ROOT_FIELDS} root fields`);
-      const { depth, fields } = measure(operation.selectionSet, 1, new Set());
-      if (depth > MAX_DEPTH) fail(`an operation may nest at most ${MAX_DEPTH} levels deep`);
-      if (fields > MAX_SELECTED_FIELDS) fail(`an operation may select at most ${MAX_SELECTED_FIELDS} fields`);
+      const total: Measure = { depth: 0, fields: 0, introspectionRoots: 0, introspectionFields: 0, ofTypeDepth: 0 };
+      measure(operation.selectionSet, { depth: 1, inIntrospection: false, ofType: 0 }, new Set(), total);
+      if (total.depth > MAX_DEPTH) fail(`an operation may nest at most ${MAX_DEPTH} levels deep`);
+      if (total.fields > MAX_SELECTED_FIELDS) fail(`an operation may select at most ${MAX_SELECTED_FIELDS} fields`);
+      if (total.introspectionRoots > MAX_INTROSPECTION_ROOTS) {
+        fail(`an operation may ask for __schema or __type at most ${MAX_INTROSPECTION_ROOTS} times`);
+      }
+      if (total.ofTypeDepth > MAX_OF_TYPE_DEPTH) fail(`an operation may nest ofType at most ${MAX_OF_TYPE_DEPTH} levels deep`);
+      if (total.introspectionFields > MAX_INTROSPECTION_FIELDS) {
+        fail(`an operation may select at most ${MAX_INTROSPECTION_FIELDS} introspection fields`);
+      }
     },
   };
 }

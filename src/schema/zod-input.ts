@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import { builder } from './builder.js';
 
 // GraphQL inputs derived from the zod schemas, so each input is defined once (src/inputs/).
-// A zod enum becomes a GraphQL enum of the same values; `int` checks become Int, other numbers Float.
+// A zod enum becomes a GraphQL enum of the same values; an integer that fits 32 bits becomes Int,
+// a wider one (follower bounds pass 2^31) SafeInt, other numbers Float.
 
 type AnySchema = z.ZodType;
 type EnumRef = ReturnType<typeof builder.enumType>;
@@ -27,17 +28,20 @@ function unwrap(schema: AnySchema): AnySchema {
   return current;
 }
 
-type InputType = 'String' | 'Int' | 'Float' | 'Boolean' | EnumRef;
+type InputType = 'String' | 'Int' | 'SafeInt' | 'Float' | 'Boolean' | EnumRef;
+
+const INT32 = { min: -2_147_483_648, max: 2_147_483_647 };
 
 function scalarFor(schema: AnySchema, path: string): InputType {
-  const inner = unwrap(schema) as AnySchema & { isInt?: boolean; options?: string[] };
+  const inner = unwrap(schema) as AnySchema & { isInt?: boolean; minValue?: number | null; maxValue?: number | null; options?: string[] };
   switch (inner._zod.def.type) {
     case 'string':
       return 'String';
     case 'boolean':
       return 'Boolean';
     case 'number':
-      return inner.isInt ? 'Int' : 'Float';
+      if (!inner.isInt) return 'Float';
+      return (inner.minValue ?? -Infinity) >= INT32.min && (inner.maxValue ?? Infinity) <= INT32.max ? 'Int' : 'SafeInt';
     case 'enum': {
       const ref = enumRefs.get(enumKey(inner.options ?? []));
       if (!ref) throw new Error(`${path}: register the enum with enumFromZod before deriving inputs`);

@@ -1,20 +1,47 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Kysely, PostgresDialect, type LogConfig } from 'kysely';
+import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
+import { copyTransport } from './bulk-copy.js';
+import { statementTransport, type BulkTransport } from './bulk.js';
 import type { Database } from './database.js';
 
 export interface Store {
+  /** The primary: every write, and reads that must see them (keys, quota). */
   db: Kysely<Database>;
+  /** Where searches read (DATABASE_READ_URL's replica, else the primary). */
+  readDb: Kysely<Database>;
   kind: 'postgres' | 'pglite';
+  /** How seed and import write many rows: COPY on a PostgreSQL server, statements on the embedded store. */
+  bulk: BulkTransport;
+  /**
+   * Runs `work` so that, if `signal` aborts (the client went away), the statements it has running
+   * are cancelled on the server and it gets no new connection: nobody waits for an answer that
+   * would never be read. Without a signal, or on PGlite (one in-process connection), it just runs.
+   */
+  cancellable<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T>;
+  /** Whether the database answers a trivial statement within `timeoutMs`. */
+  ping(timeoutMs: number): Promise<boolean>;
+  /** Connections open, idle and requests waiting for one (PostgreSQL only). */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   close(): Promise<void>;
 }
 
 export interface StoreOptions {
   databaseUrl?: string;
+  /** A read replica for searches (DATABASE_READ_URL). */
+  readUrl?: string;
+  /** The URLs lead to a transaction-mode pooler (PgBouncer): no session options are sent. */
+  transactionPooler?: boolean;
   dataDir?: string;
   statementTimeoutMs?: number;
+  /** How long a request may wait for a connection (also: connecting to a server that is down). */
+  connectTimeoutMs?: number;
+  poolSize?: number;
   log?: LogConfig;
+  /** A connection broke outside any statement (server restart, network): reported, never thrown. */
+  onConnectionError?: (error: Error) => void;
 }
 
 // PostgreSQL when a URL is given, else the embedded PGlite in dataDir: the same migrations and
@@ -24,17 +51,123 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return openEmbedded(options.dataDir ?? './.data', options);
 }
 
-function openPostgres(connectionString: string, options: StoreOptions): Store {
-  const pool = new pg.Pool({
+interface CancelScope {
+  signal: AbortSignal;
+  /** Connections checked out on behalf of this scope, to cancel what they run on abort. */
+  clients: Set<pg.PoolClient>;
+}
+
+interface PostgresPool {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  config: pg.PoolConfig;
+}
+
+/**
+ * One connection pool with error handlers and timeouts, seen by Kysely through a wrapper that
+ * remembers which connections a cancellable scope checked out.
+ */
+function postgresPool(connectionString: string, options: StoreOptions, scopes: AsyncLocalStorage<CancelScope>, applicationName: string): PostgresPool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 15_000;
+  const config: pg.PoolConfig = {
     connectionString,
-    max: 10,
-    // A runaway query is cut off by the server instead of holding a connection forever.
-    options: `-c statement_timeout=${options.statementTimeoutMs ?? 15_000}`,
-  });
-  // An idle client losing its connection must not crash the process.
-  pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+    max: options.poolSize ?? 10,
+    application_name: applicationName,
+    // A runaway query is cut off by the server instead of holding a connection forever. A
+    // transaction pooler (PgBouncer) passes no session options: set it on the role instead.
+    ...(options.transactionPooler ? {} : { options: `-c statement_timeout=${statementTimeoutMs}` }),
+    // Never wait forever: not for a pool slot, not for a server that does not answer a connect,
+    // not for a reply on a socket that silently died (the server's own timeout plus a margin).
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+    query_timeout: statementTimeoutMs + 5_000,
+    keepAlive: true,
+    idleTimeoutMillis: 30_000,
+  };
+  const pool = new pg.Pool(config);
+  const reportError = (error: Error) => options.onConnectionError?.(error);
+  // pg emits 'error' on a client whose connection ends (a restart's 57P01) and, with no listener,
+  // the process dies. The pool listens on idle clients only; every client gets one of its own,
+  // for the time it is checked out too.
+  pool.on('error', reportError);
+  pool.on('connect', (client) => client.on('error', reportError));
+
+  // The pool Kysely sees: the same pool, with each connection a cancellable scope checks out
+  // remembered until it is released.
+  const scopedPool = {
+    async connect(): Promise<pg.PoolClient> {
+      const scope = scopes.getStore();
+      const client = await pool.connect();
+      if (!scope) return client;
+      if (scope.signal.aborted) {
+        client.release();
+        throw abortError(scope.signal);
+      }
+      scope.clients.add(client);
+      const release = client.release;
+      client.release = (error?: Error | boolean) => {
+        scope.clients.delete(client);
+        // A connection that was sent a cancel is closed, not pooled: the cancel travels on its own
+        // socket and must not land on the next request's statement.
+        return release.call(client, scope.signal.aborted ? true : error);
+      };
+      return client;
+    },
+    end: () => pool.end(),
+  };
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: scopedPool as unknown as pg.Pool }), log: options.log }), pool, config };
+}
+
+function openPostgres(connectionString: string, options: StoreOptions): Store {
+  const scopes = new AsyncLocalStorage<CancelScope>();
+  const primary = postgresPool(connectionString, options, scopes, 'creator-data');
+  const replica = options.readUrl ? postgresPool(options.readUrl, options, scopes, 'creator-data-read') : null;
+
+  /** A CancelRequest on a fresh socket, as psql's Ctrl-C: it needs no pool slot. */
+  const cancelRunning = (client: pg.PoolClient) => {
+    const { processID, secretKey, host, port } = client as unknown as { processID: number; secretKey: number; host: string; port: number };
+    // pg's protocol Connection; its typings omit connect() and cancel().
+    const connection = new pg.Connection() as pg.Connection & { connect(port: number, host: string): void; cancel(processID: number, secretKey: number): void };
+    connection.on('error', () => {});
+    connection.on('connect', () => connection.cancel(processID, secretKey));
+    connection.connect(port, host);
+  };
+  const ping = (db: Kysely<Database>, timeoutMs: number) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false);
+
+  // A bulk load gets a connection of its own, outside the pool and its timeouts: building the
+  // indexes of millions of rows takes minutes.
+  const bulkSession = async () => {
+    const client = new pg.Client({
+      connectionString,
+      connectionTimeoutMillis: primary.config.connectionTimeoutMillis,
+      keepAlive: true,
+      ...(options.transactionPooler ? {} : { options: '-c statement_timeout=0' }),
+    });
+    client.on('error', (error) => options.onConnectionError?.(error));
+    await client.connect();
+    return client;
+  };
+
+  return {
+    db: primary.db,
+    readDb: replica?.db ?? primary.db,
+    kind: 'postgres',
+    bulk: copyTransport(bulkSession, primary.db),
+    cancellable(signal, work) {
+      if (!signal) return work();
+      if (signal.aborted) return Promise.reject(abortError(signal));
+      const scope: CancelScope = { signal, clients: new Set() };
+      const onAbort = () => scope.clients.forEach(cancelRunning);
+      signal.addEventListener('abort', onAbort, { once: true });
+      return scopes.run(scope, work).finally(() => signal.removeEventListener('abort', onAbort));
+    },
+    // Ready when every database the service reads or writes answers.
+    ping: async (timeoutMs) => (await ping(primary.db, timeoutMs)) && (!replica || (await ping(replica.db, timeoutMs))),
+    poolStats: () => ({ total: primary.pool.totalCount, idle: primary.pool.idleCount, waiting: primary.pool.waitingCount }),
+    close: async () => {
+      await replica?.db.destroy();
+      await primary.db.destroy();
+    },
+  };
 }
 
 async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Store> {
@@ -53,7 +186,12 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log });
     return {
       db,
+      readDb: db,
       kind: 'pglite',
+      bulk: statementTransport(db),
+      cancellable: (_signal, work) => work(),
+      ping: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false),
+      poolStats: () => null,
       close: async () => {
         await db.destroy();
         releaseLock();
@@ -63,6 +201,29 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
     releaseLock();
     throw error;
   }
+}
+
+export class RequestAbortedError extends Error {
+  override readonly name = 'AbortError';
+}
+
+const abortError = (signal: AbortSignal) => new RequestAbortedError('the request was aborted', { cause: signal.reason });
+
+/** The work's result, or `fallback` once it has failed or taken longer than `ms`. */
+function withTimeout<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(fallback);
+      },
+    );
+  });
 }
 
 export class StoreLockedError extends Error {}

@@ -15,7 +15,8 @@ export type UnavailableReason =
   | 'status'
   | 'malformed'
   | 'rate-limited'
-  | 'circuit-open';
+  | 'circuit-open'
+  | 'recent-failure';
 
 /**
  * The upstream could not give a usable answer; retrying later may succeed.

@@ -1,3 +1,4 @@
+import { Agent, request } from 'undici';
 import type { z } from 'zod';
 import { UpstreamUnavailableError, type UpstreamName } from './errors.js';
 
@@ -9,37 +10,62 @@ export interface UpstreamResponse {
 }
 
 /**
- * One GET with a deadline covering the body as well as the headers, so an upstream that stalls
- * mid-body cannot hold a request open. Timeouts and network errors become UpstreamUnavailableError;
- * statuses are left to the caller.
+ * The connections to one upstream: kept alive between calls, and closed on shutdown (a process
+ * must not linger on an upstream's idle sockets, nor cut its in-flight calls off mid-answer).
  */
-export async function getUpstream(
-  upstream: UpstreamName,
-  url: string,
-  options: { timeoutMs: number; headers?: Record<string, string> },
-): Promise<UpstreamResponse> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, options.timeoutMs);
-  try {
-    const response = await fetch(url, { headers: options.headers, signal: controller.signal });
-    if (!response.ok) {
-      // Cancelling an unread body frees the connection instead of leaving it to garbage collection.
-      await response.body?.cancel();
-      return { status: response.status, headers: response.headers, text: '' };
-    }
-    return { status: response.status, headers: response.headers, text: await response.text() };
-  } catch (error) {
-    if (timedOut) {
-      throw new UpstreamUnavailableError(upstream, 'timeout', `no answer within ${options.timeoutMs} ms`, { cause: error });
-    }
-    throw new UpstreamUnavailableError(upstream, 'network', 'request failed', { cause: error });
-  } finally {
-    clearTimeout(timer);
-  }
+export interface UpstreamHttp {
+  get(upstream: UpstreamName, url: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<UpstreamResponse>;
+  /** Lets in-flight calls finish, then closes every socket. */
+  close(): Promise<void>;
+}
+
+export type UpstreamObserver = (upstream: UpstreamName, outcome: 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network', seconds: number) => void;
+
+export function createUpstreamHttp(options: { observe?: UpstreamObserver } = {}): UpstreamHttp {
+  const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  const observe = options.observe ?? (() => {});
+  return {
+    /**
+     * One GET with a deadline covering the body as well as the headers, so an upstream that stalls
+     * mid-body cannot hold a request open. Timeouts and network errors become
+     * UpstreamUnavailableError; statuses are left to the caller.
+     */
+    async get(upstream, url, options) {
+      const controller = new AbortController();
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, options.timeoutMs);
+      try {
+        const response = await request(url, { method: 'GET', headers: options.headers, signal: controller.signal, dispatcher: agent });
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        if (response.statusCode < 200 || response.statusCode >= 300) {
+          // Dropping an unread body frees the connection instead of leaving it to garbage collection.
+          await response.body.dump();
+          observe(upstream, response.statusCode >= 500 ? 'server_error' : 'client_error', seconds());
+          return { status: response.statusCode, headers, text: '' };
+        }
+        const text = await response.body.text();
+        observe(upstream, 'ok', seconds());
+        return { status: response.statusCode, headers, text };
+      } catch (error) {
+        observe(upstream, timedOut ? 'timeout' : 'network', seconds());
+        if (timedOut) {
+          throw new UpstreamUnavailableError(upstream, 'timeout', `no answer within ${options.timeoutMs} ms`, { cause: error });
+        }
+        throw new UpstreamUnavailableError(upstream, 'network', 'request failed', { cause: error });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => agent.close(),
+  };
 }
 
 /** Parses and validates a JSON body; anything unexpected is the upstream's fault, never a TypeError later. */

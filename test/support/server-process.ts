@@ -6,16 +6,22 @@ const bin = fileURLToPath(new URL('../../bin/creator-data.js', import.meta.url))
 export interface ServerProcess {
   url: string;
   output: () => string;
-  stop(): Promise<void>;
+  /** Whether the process has ended (it must not, on its own). */
+  exited: () => boolean;
+  /** The exit code once the process ends (null when a signal killed it). */
+  exit: Promise<number | null>;
+  /** SIGTERM, and the exit code once it has stopped. */
+  stop(): Promise<number | null>;
 }
 
-/** A real `creator-data serve` in its own process on a free port, as a second instance would run. */
+/** A real `creator-data serve` in its own process (on a free port unless PORT is given), as a second instance would run. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, [bin, 'serve'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
     const onData = (chunk: Buffer) => {
@@ -28,7 +34,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => {
+    void exit.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output}`));
     });
@@ -36,11 +42,11 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url,
     output: () => output,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    exited: () => child.exitCode !== null || child.signalCode !== null,
+    exit,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exit;
+    },
   };
 }

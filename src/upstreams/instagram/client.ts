@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FetchedMedia } from '../../store/medias.js';
 import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from '../circuit-breaker.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../errors.js';
-import { getUpstream, parseUpstreamBody } from '../http.js';
+import { createUpstreamHttp, parseUpstreamBody, type UpstreamHttp } from '../http.js';
 import { SingleFlight } from '../single-flight.js';
 
 /** One post as the service stores and answers it (store/medias.ts). */
@@ -28,6 +28,8 @@ export interface InstagramClientOptions {
   baseUrl: string;
   timeoutMs?: number;
   breaker?: Omit<CircuitBreakerOptions, 'isFailure'>;
+  /** The connections to use; by default the client's own, closed by close(). */
+  http?: UpstreamHttp;
 }
 
 export interface InstagramClient {
@@ -39,9 +41,13 @@ export interface InstagramClient {
    */
   fetchUserMedias(userId: string, offset?: string): Promise<UserMediaPage>;
   readonly breakerState: BreakerState;
+  /** Accounts failing fast for now (bounded). */
+  readonly cachedFailures: number;
+  /** Lets in-flight calls finish, then closes the connections. */
+  close(): Promise<void>;
 }
 
-export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker }: InstagramClientOptions): InstagramClient {
+export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker, http = createUpstreamHttp() }: InstagramClientOptions): InstagramClient {
   const feedBase = `${baseUrl.replace(/\/+$/, '')}/api/v1/feed/user/`;
   const circuit = new CircuitBreaker('instagram', {
     ...breaker,
@@ -52,7 +58,7 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker }: 
 
   async function requestPage(userId: string, offset: string): Promise<UserMediaPage> {
     const query = offset === '' ? '' : `?${new URLSearchParams({ max_id: offset })}`;
-    const response = await getUpstream('instagram', `${feedBase}${userId}/${query}`, { timeoutMs });
+    const response = await http.get('instagram', `${feedBase}${userId}/${query}`, { timeoutMs });
     if (response.status === 404) throw new UpstreamNotFoundError('instagram');
     if (response.status < 200 || response.status >= 300) {
       throw new UpstreamUnavailableError('instagram', 'status', `answered ${response.status}`);
@@ -67,12 +73,16 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker }: 
       // spliced into the upstream path ("..", say).
       if (!/^\d+$/.test(userId)) throw new UpstreamNotFoundError('instagram');
       // Single flight outside the breaker: a burst of identical calls is one upstream call and,
-      // if it fails, one failure.
-      return inFlight.run(JSON.stringify([userId, offset]), () => circuit.run(() => requestPage(userId, offset)));
+      // if it fails, one failure. The breaker keys failures by account.
+      return inFlight.run(JSON.stringify([userId, offset]), () => circuit.run(userId, () => requestPage(userId, offset)));
     },
     get breakerState() {
       return circuit.state;
     },
+    get cachedFailures() {
+      return circuit.cachedFailures;
+    },
+    close: () => http.close(),
   };
 }
 

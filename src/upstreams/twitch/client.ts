@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CollectedStream } from '../../store/live-streams.js';
 import { UpstreamUnavailableError } from '../errors.js';
-import { getUpstream, parseUpstreamBody } from '../http.js';
+import { createUpstreamHttp, parseUpstreamBody, type UpstreamHttp } from '../http.js';
 
 /** What the collector stores: the contract's live-stream item (2.5) in camelCase. */
 export type LiveStream = CollectedStream;
@@ -18,6 +18,8 @@ export interface TwitchClientOptions {
   /** Injected by tests to control time. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The connections to use; by default the client's own, closed by close(). */
+  http?: UpstreamHttp;
 }
 
 export interface PassProgress {
@@ -33,6 +35,8 @@ export interface TwitchClient {
    * list, so the caller keeps its previous snapshot.
    */
   fetchAllStreams(onProgress?: (progress: PassProgress) => void): Promise<LiveStream[]>;
+  /** Lets in-flight calls finish, then closes the connections. */
+  close(): Promise<void>;
 }
 
 const PAGE_SIZE = 100;
@@ -48,6 +52,7 @@ export function createTwitchClient({
   maxRateLimitRetries = 5,
   now = Date.now,
   sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  http = createUpstreamHttp(),
 }: TwitchClientOptions): TwitchClient {
   const streamsUrl = `${baseUrl.replace(/\/+$/, '')}/helix/streams`;
   const headers = { 'Client-Id': clientId, Authorization: `Bearer ${token}` };
@@ -62,7 +67,7 @@ export function createTwitchClient({
     const query = new URLSearchParams({ first: String(PAGE_SIZE) });
     if (cursor !== '') query.set('after', cursor);
     for (let rateLimited = 0; ; rateLimited++) {
-      const response = await getUpstream('twitch', `${streamsUrl}?${query}`, { timeoutMs, headers });
+      const response = await http.get('twitch', `${streamsUrl}?${query}`, { timeoutMs, headers });
       if (response.status === 429) {
         if (rateLimited >= maxRateLimitRetries) {
           throw new UpstreamUnavailableError('twitch', 'rate-limited', `still rate limited after ${rateLimited} waits`);
@@ -97,6 +102,7 @@ export function createTwitchClient({
 
   return {
     pages,
+    close: () => http.close(),
     async fetchAllStreams(onProgress) {
       // Viewer counts change while a pass runs, so a stream can move across a page boundary and be
       // served twice; the later copy is the fresher one.

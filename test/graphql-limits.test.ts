@@ -1,0 +1,88 @@
+import { buildClientSchema, getIntrospectionQuery, printSchema, lexicographicSortSchema } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { printSchemaSDL } from '../src/schema/index.js';
+import { createTestApp, type TestApp } from './support/app.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app?.close());
+
+/** The option sets GraphiQL 3+/4 and graphql-codegen send. */
+const graphiqlOptions = {
+  descriptions: true,
+  directiveIsRepeatable: true,
+  specifiedByUrl: true,
+  inputValueDeprecation: true,
+  schemaDescription: true,
+};
+
+describe('introspection, as GraphiQL, graphql-codegen and Apollo tools send it', () => {
+  it.each([
+    ['the default options', {}],
+    ["GraphiQL's options", graphiqlOptions],
+  ])('answers the standard introspection query with %s, without a key', async (_name, options) => {
+    const response = await app.graphql(getIntrospectionQuery(options), undefined, null);
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toBeUndefined();
+    // The answer is a whole schema: a client rebuilds exactly what the server serves.
+    const rebuilt = buildClientSchema(response.body.data);
+    expect(`${printSchema(lexicographicSortSchema(rebuilt))}\n`).toBe(printSchemaSDL());
+  });
+
+  it('answers the introspection query with a key too, and charges nothing', async () => {
+    const key = await app.newKey();
+    const before = await app.graphql('{ viewer { quotaUsed } }', undefined, key);
+    const response = await app.graphql(getIntrospectionQuery(graphiqlOptions), undefined, key);
+    expect(response.status).toBe(200);
+    expect(response.body.data.__schema.queryType.name).toBe('Query');
+    const after = await app.graphql('{ viewer { quotaUsed } }', undefined, key);
+    expect(after.body.data.viewer.quotaUsed).toBe(before.body.data.viewer.quotaUsed);
+  });
+});
+
+describe('hostile introspection stays bounded', () => {
+  it('refuses a document that asks for the schema under many aliases', async () => {
+    const aliases = Array.from({ length: 50 }, (_, i) => `s${i}: __schema { types { name } }`).join(' ');
+    const response = await app.graphql(`{ ${aliases} }`, undefined, null);
+    expect(response.body.errors[0].message).toMatch(/__schema or __type at most 2 times/);
+    expect(response.body.data).toBeUndefined();
+  });
+
+  it('refuses ofType chains deeper than any real type needs', async () => {
+    const chain = (depth: number): string => (depth === 0 ? 'name' : `ofType { ${chain(depth - 1)} }`);
+    const ok = await app.graphql(`{ __type(name: "Query") { fields { type { ${chain(9)} } } } }`, undefined, null);
+    expect(ok.body.errors).toBeUndefined();
+    const deep = await app.graphql(`{ __type(name: "Query") { fields { type { ${chain(40)} } } } }`, undefined, null);
+    expect(deep.body.errors[0].message).toMatch(/ofType at most 12 levels/);
+  });
+
+  it('refuses fields/type cycles (graphql-js MaxIntrospectionDepthRule)', async () => {
+    const response = await app.graphql('{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }', undefined, null);
+    expect(response.body.errors?.length).toBeGreaterThan(0);
+    expect(response.body.data).toBeUndefined();
+  });
+
+  it('refuses a fragment that multiplies introspection fields past the budget', async () => {
+    // Each level doubles the fields through two spreads of the fragment below it.
+    const levels = 12;
+    const fragments = Array.from({ length: levels }, (_, i) =>
+      i === levels - 1 ? `fragment F${i} on __Type { name kind }` : `fragment F${i} on __Type { a: ofType { ...F${i + 1} } b: ofType { ...F${i + 1} } }`,
+    ).join('\n');
+    const response = await app.graphql(`{ __type(name: "Query") { ...F0 } }\n${fragments}`, undefined, null);
+    expect(response.body.errors.map((e: { message: string }) => e.message).join(' ')).toMatch(/at most 2000 introspection fields/);
+  });
+});
+
+describe('data beside introspection', () => {
+  it('still needs a key and keeps the data limits', async () => {
+    const mixed = '{ creators(first: 1) { totalCount } __schema { queryType { name } } }';
+    expect((await app.graphql(mixed, undefined, null)).status).toBe(401);
+    const answered = await app.graphql(mixed);
+    expect(answered.body.errors).toBeUndefined();
+    expect(answered.body.data.__schema.queryType.name).toBe('Query');
+    const many = Array.from({ length: 11 }, (_, i) => `a${i}: viewer { plan }`).join(' ');
+    expect((await app.graphql(`{ ${many} __schema { queryType { name } } }`)).body.errors[0].message).toMatch(/at most 10 root fields/);
+  });
+});

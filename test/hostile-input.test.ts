@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCursor } from '../src/store/paging.js';
+import { createTestApp, type TestApp } from './support/app.js';
+import { loadCatalog } from './support/catalog.js';
+
+// Inputs a hostile or careless client sends: each must be a 400 naming the field, before any
+// charge, and never a 500 or a log line an operator has to read.
+
+const CREATORS = '/api/v1/search/twitter/user';
+const VIDEOS = '/api/v1/search/youtube/video';
+const LIVE = '/api/v1/twitch/search/live';
+const MEDIAS = '/api/v1/instagram/realtime/user/medias';
+const prototypeNames = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf'];
+
+let app: TestApp;
+let key: string;
+const logged: { level: string; message: string; details?: Record<string, unknown> }[] = [];
+
+beforeAll(async () => {
+  app = await createTestApp();
+  await loadCatalog(app.store.db);
+  key = await app.newKey();
+  const record = (level: string) => (message: string, details?: Record<string, unknown>) => logged.push({ level, message, details });
+  app.services.log = { info: record('info'), warn: record('warn'), error: record('error') };
+});
+afterAll(() => app?.close());
+
+async function quotaUsed(): Promise<number> {
+  return (await app.graphql('{ viewer { quotaUsed } }', undefined, key)).body.data.viewer.quotaUsed;
+}
+
+/** A 400 in the contract's envelope whose `errors` name `field`. */
+function expectBadRequest(response: { status: number; body: any }, field: string): void {
+  expect(response.status, JSON.stringify(response.body)).toBe(400);
+  expect(response.body).toMatchObject({ success: false, code: 400, message: 'Bad Request' });
+  expect(response.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+}
+
+describe('keys named after Object.prototype members', () => {
+  it.each(prototypeNames)('a top-level body key %s is an unknown field on every POST route', async (name) => {
+    for (const path of [CREATORS, VIDEOS, LIVE]) {
+      // Written as text: a JS object literal would turn __proto__ into a prototype, not a key.
+      expectBadRequest(await app.rest(path, { body: `{"${name}": 1}`, key }), name);
+    }
+  });
+
+  it.each(prototypeNames)('a query parameter %s is an unknown field', async (name) => {
+    expectBadRequest(await app.rest(`${MEDIAS}?user_id=1003&${encodeURIComponent(name)}=1`, { key }), name);
+  });
+
+  it.each(prototypeNames)('%s nested in a body value is a 400 naming the outer field', async (name) => {
+    expectBadRequest(await app.rest(CREATORS, { body: `{"locations": {"${name}": "US"}}`, key }), 'locations');
+    expectBadRequest(await app.rest(CREATORS, { body: `{"gender": {"${name}": 1}}`, key }), 'gender');
+  });
+
+  it.each(prototypeNames)('%s in a GraphQL input object is a BAD_REQUEST, not INTERNAL', async (name) => {
+    const response = await app.yoga.fetch('http://test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: key },
+      body: `{"query": "query($f: CreatorFilter) { creators(filter: $f) { totalCount } }", "variables": {"f": {"${name}": 1}}}`,
+    });
+    const body = await response.json();
+    expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect(body.errors[0].message).toContain(name);
+  });
+
+  it('a parameter given twice is a 400 rather than one of them silently', async () => {
+    expectBadRequest(await app.rest(`${MEDIAS}?user_id=1003&user_id=1004`, { key }), 'user_id');
+  });
+});
+
+describe('numbers that do not fit their column', () => {
+  const cases: [string, string, unknown][] = [
+    [CREATORS, 'follower_count_min', 1.5],
+    [CREATORS, 'follower_count_max', 1e300],
+    [CREATORS, 'follower_count_min', 2 ** 53],
+    [CREATORS, 'follower_count_min', -1],
+    [CREATORS, 'recent_month_publish_count_min', 3e9],
+    [CREATORS, 'recent_month_publish_count_max', 2.5],
+    [CREATORS, 'avg_like_count_min', 1e300],
+    [CREATORS, 'avg_engagement_rate_max', 1e18],
+    [CREATORS, 'retweet_ratio_max', -0.5],
+    [CREATORS, 'category_ids', [3e9]],
+    [CREATORS, 'category_ids', [1.5]],
+    [VIDEOS, 'follower_count_min', 0.1],
+    [VIDEOS, 'recent_month_publish_count_min', 1e10],
+    [VIDEOS, 'categorys', [2 ** 31]],
+    [VIDEOS, 'avg_play_count_max', 1e19],
+  ];
+  it.each(cases)('%s with %s = %s is a 400 naming it, and charges nothing', async (path, field, value) => {
+    const before = await quotaUsed();
+    expectBadRequest(await app.rest(path, { body: { [field]: value }, key }), field);
+    expect(await quotaUsed()).toBe(before);
+  });
+
+  it('the largest values each column holds are accepted', async () => {
+    const ok = await app.rest(CREATORS, {
+      body: { follower_count_min: 2 ** 53 - 1, recent_month_publish_count_max: 2 ** 31 - 1, avg_like_count_max: 999_999_999_999_999_900, category_ids: [100] },
+      key,
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.total).toBe(0);
+  });
+
+  it('GraphQL checks the same bounds, naming the argument path', async () => {
+    const query = 'query($f: CreatorFilter) { creators(filter: $f) { totalCount } }';
+    for (const f of [{ followerCountMin: 1.5 }, { recentMonthPublishCountMin: 3e9 }, { avgLikeCountMin: 1e300 }]) {
+      const response = await app.graphql(query, { f }, key);
+      expect(response.body.errors[0].extensions.code, JSON.stringify(response.body)).toBe('BAD_REQUEST');
+    }
+    const literal = await app.graphql('{ videos(filter: { categorys: [3000000000] }) { totalCount } }', undefined, key);
+    expect(literal.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    const bounded = await app.graphql('{ creators(filter: { avgLikeCountMin: 1e300 }) { totalCount } }', undefined, key);
+    expect(bounded.body.errors[0].extensions.fields[0].field).toBe('filter.avgLikeCountMin');
+  });
+
+  it('a cursor whose integer does not fit bigint is a 400 naming the argument', async () => {
+    const after = encodeCursor('c:followers', ['9999999999999999999', 'u001']);
+    const response = await app.graphql(`{ creators(after: "${after}") { totalCount } }`, undefined, key);
+    expect(response.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'after' }] });
+  });
+});
+
+describe('client mistakes are not server errors in the log', () => {
+  it('logs variable coercion errors, malformed GET parameters and REST 400s at info at most, one line, no stack', async () => {
+    logged.length = 0;
+    const query = 'query($f: CreatorFilter) { creators(filter: $f) { totalCount } }';
+    expect((await app.graphql(query, { f: { createAtStart: 5 } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect((await app.graphql(query, { f: { followerCountMin: 'many' } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect((await app.graphql('{ creators(first: "x") { totalCount } }', undefined, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    const badGet = await app.yoga.fetch('http://test/graphql?query=%7Bviewer%7Bplan%7D%7D&variables=%7Bbad', {
+      headers: { accept: 'application/json', authorization: key },
+    });
+    expect((await badGet.json()).errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect((await app.rest(CREATORS, { body: '{not json', key })).status).toBe(400);
+    expect((await app.rest(CREATORS, { body: { gender: 7 }, key })).status).toBe(400);
+    expect(logged.filter((line) => line.level !== 'info')).toEqual([]);
+    expect(JSON.stringify(logged)).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
+  });
+});

@@ -1,0 +1,210 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import {
+  postgresBinaries,
+  redisServerInstalled,
+  startPrivateCluster,
+  startPrivateRedis,
+  type PrivateCluster,
+  type PrivateRedis,
+} from './support/private-servers.js';
+
+// What an operator does to a running service: restart its PostgreSQL, lose its Redis. The service
+// runs as a real process over a database (and Redis) of this test's own, under steady load.
+
+const SEARCH = '/api/v1/search/twitter/user';
+const bindir = await postgresBinaries();
+
+interface Outcome {
+  at: number;
+  status: number;
+  ms: number;
+  body: any;
+  retryAfter: string | null;
+}
+
+/** `clients` loops searching until stopped; every answer is recorded. */
+function load(url: string, key: string, clients: number) {
+  const outcomes: Outcome[] = [];
+  let running = true;
+  const loops = Array.from({ length: clients }, async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const response = await fetch(`${url}${SEARCH}`, {
+          method: 'POST',
+          headers: { authorization: key, 'content-type': 'application/json' },
+          body: JSON.stringify({ page_size: 5 }),
+          signal: AbortSignal.timeout(20_000),
+        });
+        const body = await response.json();
+        outcomes.push({ at: started, status: response.status, ms: performance.now() - started, body, retryAfter: response.headers.get('retry-after') });
+      } catch (error) {
+        outcomes.push({ at: started, status: 0, ms: performance.now() - started, body: String(error), retryAfter: null });
+      }
+    }
+  });
+  return {
+    outcomes,
+    since: (t: number) => outcomes.filter((o) => o.at >= t),
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    if (await check().catch(() => false)) return performance.now() - started;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function quotaUsed(databaseUrl: string, key: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT a.quota_used FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.prefix = $1`,
+      [key.slice(0, 10)],
+    );
+    return Number(rows[0].quota_used);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(!bindir)('a PostgreSQL restart under load', () => {
+  let cluster: PrivateCluster;
+  let server: ServerProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    cluster = await startPrivateCluster(bindir!);
+    const env = { DATABASE_URL: cluster.url };
+    expect((await runCli(['seed', '--demo'], env)).code).toBe(0);
+    key = (await runCli(['keys', 'create', '--plan', 'pro', '--rate', '100000'], env)).stdout.trim();
+    server = await startServerProcess({ ...env, DB_CONNECT_TIMEOUT_MS: '1000', STATEMENT_TIMEOUT_MS: '5000' });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await cluster?.destroy();
+  });
+
+  it('answers 503 quickly during the outage, recovers on its own, and charges exactly the successes', { timeout: 120_000 }, async () => {
+    const before = await quotaUsed(cluster.url, key);
+    const traffic = load(server.url, key, 8);
+    await sleep(1_500);
+
+    const stoppedAt = performance.now();
+    await cluster.stop();
+    await sleep(3_000);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+    const duringOutage = traffic.since(performance.now() - 2_500);
+
+    await cluster.start();
+    const startedAt = performance.now();
+    const readyAfterMs = await until('/readyz 200', async () => (await fetch(`${server.url}/readyz`)).status === 200, 15_000);
+    await until('a search to succeed again', async () => traffic.since(performance.now() - 200).some((o) => o.status === 200), 15_000);
+    const recoveredAfterMs = performance.now() - startedAt;
+    await sleep(1_000);
+    await traffic.stop();
+
+    // The process survived every broken connection.
+    expect(server.exited()).toBe(false);
+    // During the outage: 503 envelopes with Retry-After, each answered fast.
+    expect(duringOutage.length).toBeGreaterThan(20);
+    for (const outcome of duringOutage) {
+      expect(outcome.status, JSON.stringify(outcome)).toBe(503);
+      expect(outcome.body).toMatchObject({ success: false, code: 503 });
+      expect(outcome.retryAfter).toMatch(/^\d+$/);
+      expect(outcome.ms).toBeLessThan(2_500);
+    }
+    // Before and after: only successes or 503s; never a 500, never a hang.
+    for (const outcome of traffic.outcomes) expect([200, 503], JSON.stringify(outcome).slice(0, 300)).toContain(outcome.status);
+    expect(traffic.outcomes.filter((o) => o.at < stoppedAt - 200).every((o) => o.status === 200)).toBe(true);
+    expect(readyAfterMs).toBeLessThan(10_000);
+    expect(recoveredAfterMs).toBeLessThan(10_000);
+
+    // Exact quota: 100 units per 200, nothing for the failures (refunds owed during the outage
+    // are written once the database is back).
+    const successes = traffic.outcomes.filter((o) => o.status === 200).length;
+    await until('the owed refunds to be written', async () => (await quotaUsed(cluster.url, key)) - before === successes * 100, 15_000);
+
+    // Every in-flight slot came back: the pro plan's 16 at once are admitted.
+    const burst = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        fetch(`${server.url}${SEARCH}`, { method: 'POST', headers: { authorization: key, 'content-type': 'application/json' }, body: '{}' }),
+      ),
+    );
+    expect(burst.map((r) => r.status)).toEqual(Array(16).fill(200));
+    expect(server.output()).not.toMatch(/Unhandled|uncaught/i);
+  });
+});
+
+describe.skipIf(!bindir || !redisServerInstalled())('Redis going away while REDIS_URL is set', () => {
+  let cluster: PrivateCluster;
+  let redis: PrivateRedis;
+  let server: ServerProcess;
+  let trialKey: string;
+
+  beforeAll(async () => {
+    cluster = await startPrivateCluster(bindir!);
+    redis = await startPrivateRedis();
+    const env = { DATABASE_URL: cluster.url };
+    expect((await runCli(['migrate'], env)).code).toBe(0);
+    trialKey = (await runCli(['keys', 'create', '--plan', 'trial'], env)).stdout.trim();
+    server = await startServerProcess({ ...env, REDIS_URL: redis.url });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.stop();
+    await redis?.stop();
+    await cluster?.destroy();
+  });
+
+  const ping = () => fetch(`${server.url}/api/ping`, { headers: { authorization: trialKey } });
+  /**
+   * The trial plan's burst is 10 at 5 per second: a volley of 14 admits 10, plus one per 200 ms it
+   * takes (a slow machine spreads the volley), and refuses the rest.
+   */
+  async function volley(): Promise<number[]> {
+    const started = performance.now();
+    const statuses = (await Promise.all(Array.from({ length: 14 }, () => ping()))).map((r) => r.status).sort();
+    const refilled = Math.ceil(((performance.now() - started) / 1000) * 5);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(10 + refilled);
+    return statuses;
+  }
+
+  it('keeps enforcing the plan per process while Redis is down, and shares limits again once it is back', { timeout: 60_000 }, async () => {
+    const fresh = await volley();
+    expect(fresh.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(fresh.filter((s) => s === 429).length).toBeGreaterThan(0);
+    const inspect = new Redis(redis.url);
+    expect((await inspect.keys('cds:limit:*')).length).toBeGreaterThan(0);
+    inspect.disconnect();
+
+    await redis.stop();
+    await sleep(2_500);
+    const started = performance.now();
+    const whileDown = await volley();
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(whileDown.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(whileDown.filter((s) => s === 200).length).toBeLessThanOrEqual(10);
+    expect(whileDown.every((s) => s === 200 || s === 429)).toBe(true);
+
+    await redis.start();
+    const back = new Redis(redis.url);
+    await until('limits shared through Redis again', async () => (await ping()).status !== 500 && (await back.keys('cds:limit:*')).length > 0, 20_000);
+    back.disconnect();
+    expect(server.exited()).toBe(false);
+  });
+});
