@@ -1,0 +1,63 @@
+import pino from 'pino';
+import type { ErrorReport } from '../errors.js';
+import type { Logger } from '../services.js';
+
+/**
+ * Structured JSON logs, one line per event (pino): `time`, `level`, `message` and the details.
+ * Request headers are never logged, and any field named like a credential is redacted, so keys
+ * never reach a log.
+ */
+export function createLogger(stream: NodeJS.WritableStream | pino.DestinationStream = pino.destination({ dest: 2, sync: false }), quiet = false): Logger {
+  const logger = pino(
+    {
+      level: quiet ? 'warn' : (process.env.LOG_LEVEL ?? 'info'),
+      messageKey: 'message',
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: ['authorization', 'key', 'apiKey', 'token', '*.authorization', '*.key', '*.token'], censor: '[redacted]' },
+    },
+    stream as pino.DestinationStream,
+  );
+  return {
+    info: (message, details) => logger.info(details ?? {}, message),
+    warn: (message, details) => logger.warn(details ?? {}, message),
+    error: (message, details) => logger.error(details ?? {}, message),
+    flush: () => logger.flush(),
+  };
+}
+
+/**
+ * Errors a client sees only as 500 / INTERNAL go to the error log with their stack. A database
+ * outage fails every request at once: it is one warning per interval, with how many failed.
+ */
+export function errorReport(log: Logger): ErrorReport {
+  let report = reports.get(log);
+  if (!report) reports.set(log, (report = newErrorReport(log, UNAVAILABLE_WARNING_INTERVAL_MS)));
+  return report;
+}
+
+// One report per logger, so the warning interval holds across requests.
+const reports = new WeakMap<Logger, ErrorReport>();
+const UNAVAILABLE_WARNING_INTERVAL_MS = 5_000;
+
+function newErrorReport(log: Logger, intervalMs: number): ErrorReport {
+  let lastWarned = -Infinity;
+  let suppressed = 0;
+  return {
+    unexpected: (cause) => log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) }),
+    unavailable: (cause) => {
+      const now = performance.now();
+      if (now - lastWarned < intervalMs) {
+        suppressed += 1;
+        return;
+      }
+      log.warn('database unavailable: answering 503', {
+        error: cause instanceof Error ? cause.message : String(cause),
+        failedSinceLastWarning: suppressed,
+      });
+      lastWarned = now;
+      suppressed = 0;
+    },
+  };
+}

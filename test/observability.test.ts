@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/observability/log.js';
+import { createTestApp, type TestApp } from './support/app.js';
+import { loadCatalog } from './support/catalog.js';
+import { freePort } from './support/private-servers.js';
+import { startServerProcess } from './support/server-process.js';
+
+// What an operator reads: one JSON log line per request, and Prometheus metrics.
+
+let app: TestApp;
+let key: string;
+const lines: Record<string, any>[] = [];
+
+beforeAll(async () => {
+  app = await createTestApp({ adminToken: 'admin-secret-token' });
+  await loadCatalog(app.store.db);
+  key = await app.newKey({ plan: 'pro', ratePerSecond: 10_000 });
+  app.services.log = createLogger({ write: (line: string) => lines.push(JSON.parse(line)) } as unknown as NodeJS.WritableStream);
+});
+afterAll(() => app?.close());
+
+const search = (init: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}) =>
+  app.rest('/api/v1/search/twitter/user', { key: init.key === undefined ? key : init.key, body: init.body ?? { page_size: 2 }, headers: init.headers });
+const requestLines = () => lines.filter((line) => line.message === 'request');
+
+describe('request logs', () => {
+  it('writes one JSON line per request with its id, route, status, duration, account and units, never the key', async () => {
+    lines.length = 0;
+    const ok = await search({ headers: { 'x-request-id': 'client-chosen-id.1' } });
+    const bad = await search({ body: { gender: 9 } });
+    const anonymous = await search({ key: null });
+    const gql = await app.graphql('{ creators(first: 1) { totalCount } videos(first: 1) { totalCount } }', undefined, key);
+
+    expect(ok.headers.get('x-request-id')).toBe('client-chosen-id.1');
+    expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const logged = requestLines();
+    expect(logged.map((line) => [line.route, line.status, line.units])).toEqual([
+      ['search.creators', 200, 100],
+      ['search.creators', 400, 0],
+      ['search.creators', 401, 0],
+      ['graphql', 200, 200],
+    ]);
+    expect(logged.map((line) => line.requestId)).toEqual([ok, bad, anonymous, gql].map((r) => r.headers.get('x-request-id')));
+    for (const line of logged) {
+      expect(line.level).toBe('info');
+      expect(typeof line.time).toBe('string');
+      expect(line.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(logged[0].accountId).toMatch(/^acct_/);
+    expect(logged[2].accountId).toBeUndefined();
+    expect(JSON.stringify(lines)).not.toContain(key);
+    expect(JSON.stringify(lines)).not.toContain(key.slice(4));
+  });
+
+  it('replaces a request id that is not a short token, so a client cannot inject into the log', async () => {
+    const response = await search({ headers: { 'x-request-id': `${'x'.repeat(100)}` } });
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('redacts credential-named fields if one is ever passed to the logger', () => {
+    const captured: string[] = [];
+    const log = createLogger({ write: (line: string) => captured.push(line) } as unknown as NodeJS.WritableStream);
+    log.warn('oops', { authorization: key, nested: { key } });
+    expect(captured.join('')).not.toContain(key);
+    expect(captured.join('')).toContain('[redacted]');
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by endpoint and status, units charged, and the process itself', async () => {
+    await search();
+    await search({ body: { gender: 9 } });
+    const text = await app.services.metrics.registry.metrics();
+    expect(text).toMatch(/http_requests_total\{endpoint="search\.creators",status="200"\} [1-9]/);
+    expect(text).toMatch(/http_requests_total\{endpoint="search\.creators",status="400"\} [1-9]/);
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0\.1",endpoint="search\.creators"\}/);
+    expect(text).toMatch(/quota_units_charged_total\{endpoint="search\.creators"\} [1-9]\d{2}/);
+    expect(text).toMatch(/process_resident_memory_bytes \d+/);
+    expect(text).toMatch(/nodejs_heap_size_used_bytes \d+/);
+    if (app.store.kind === 'postgres') expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
+  });
+
+  it('serves /metrics on the main port only with the admin token', async () => {
+    expect((await app.rest('/metrics', { key: null })).status).toBe(401);
+    expect((await app.rest('/metrics', { key })).status).toBe(401);
+    const response = await app.yoga.fetch('http://test/metrics', { headers: { authorization: 'Admin admin-secret-token' } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/http_requests_total/);
+  });
+
+  it('keeps no per-request state once requests are answered (work registry, in-flight slots)', async () => {
+    await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? search() : app.rest('/api/ping', { key }))));
+    expect(app.services.work.size).toBe(0);
+  });
+});
+
+describe('metrics on a port of their own', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cds-metrics-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('serves /metrics on METRICS_PORT without a key, with the upstream breaker and nothing else', { timeout: 60_000 }, async () => {
+    const metricsPort = await freePort();
+    const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: app.store.databaseUrl! } : { DATA_DIR: dataDir, DATABASE_URL: '' };
+    const server = await startServerProcess({ ...env, METRICS_PORT: String(metricsPort) });
+    try {
+      await fetch(`${server.url}/api/ping`);
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      const text = await metrics.text();
+      expect(text).toMatch(/http_requests_total\{endpoint="ping",status="401"\} 1/);
+      expect(text).toMatch(/upstream_breaker_state\{upstream="instagram"\} 0/);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+      // Not on the main port: there it would need the admin token, and there is none.
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
