@@ -1,0 +1,114 @@
+// Dense bitsets over row slots: one bit per row, 32 rows a word. At a million rows a bitset is
+// 125 KB and AND, OR and popcount take about a tenth of a millisecond, which is what makes exact
+// totals cheap: a filter is a few word-wise operations, its total one popcount.
+
+export class Bitset {
+  words: Uint32Array;
+
+  constructor(capacity = 0) {
+    this.words = new Uint32Array(Math.max(1, Math.ceil(capacity / 32)));
+  }
+
+  /** Room for `capacity` bits (never shrinks); new bits are 0. */
+  grow(capacity: number): void {
+    const needed = Math.ceil(capacity / 32);
+    if (needed <= this.words.length) return;
+    const next = new Uint32Array(Math.max(needed, this.words.length * 2));
+    next.set(this.words);
+    this.words = next;
+  }
+
+  has(bit: number): boolean {
+    return (this.words[bit >>> 5] & (1 << (bit & 31))) !== 0;
+  }
+
+  set(bit: number): void {
+    this.words[bit >>> 5] |= 1 << (bit & 31);
+  }
+
+  clear(bit: number): void {
+    this.words[bit >>> 5] &= ~(1 << (bit & 31));
+  }
+
+  assign(bit: number, on: boolean): void {
+    if (on) this.set(bit);
+    else this.clear(bit);
+  }
+}
+
+/** A scratch bitset of `words` words, all 0 (from a small pool: queries allocate nothing per call). */
+export class BitsetPool {
+  readonly #free: Uint32Array[] = [];
+
+  take(words: number): Uint32Array {
+    const index = this.#free.findIndex((candidate) => candidate.length === words);
+    if (index === -1) return new Uint32Array(words);
+    const taken = this.#free.splice(index, 1)[0];
+    taken.fill(0);
+    return taken;
+  }
+
+  give(...bitsets: Uint32Array[]): void {
+    for (const bitset of bitsets) if (this.#free.length < 16) this.#free.push(bitset);
+  }
+}
+
+export function popcount(words: Uint32Array, length = words.length): number {
+  let total = 0;
+  for (let i = 0; i < length; i++) {
+    let v = words[i];
+    v = v - ((v >>> 1) & 0x55555555);
+    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+    total += (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return total;
+}
+
+/** out = out AND other, over `length` words. */
+export function andInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
+  const n = Math.min(length, other.length);
+  for (let i = 0; i < n; i++) out[i] &= other[i];
+  for (let i = n; i < length; i++) out[i] = 0;
+}
+
+/** out = out AND NOT other. */
+export function andNotInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
+  const n = Math.min(length, other.length);
+  for (let i = 0; i < n; i++) out[i] &= ~other[i];
+}
+
+/** out = out OR other. */
+export function orInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
+  const n = Math.min(length, other.length);
+  for (let i = 0; i < n; i++) out[i] |= other[i];
+}
+
+/** out = a AND NOT b (either may be shorter than out: missing words are 0). */
+export function differenceInto(out: Uint32Array, a: Uint32Array, b: Uint32Array, length = out.length): void {
+  for (let i = 0; i < length; i++) out[i] = (i < a.length ? a[i] : 0) & ~(i < b.length ? b[i] : 0);
+}
+
+export function copyInto(out: Uint32Array, source: Uint32Array, length = out.length): void {
+  const n = Math.min(length, source.length);
+  out.set(source.subarray(0, n));
+  out.fill(0, n, length);
+}
+
+/** Calls `visit` with every set bit in increasing order; stops early when it returns false. */
+export function forEachBit(words: Uint32Array, visit: (bit: number) => boolean | void, length = words.length): void {
+  for (let i = 0; i < length; i++) {
+    let word = words[i];
+    while (word !== 0) {
+      const lowest = word & -word;
+      if (visit((i << 5) + 31 - Math.clz32(lowest)) === false) return;
+      word ^= lowest;
+    }
+  }
+}
+
+/** The set bits as an array (for small sets). */
+export function bitsOf(words: Uint32Array, length = words.length): number[] {
+  const bits: number[] = [];
+  forEachBit(words, (bit) => void bits.push(bit), length);
+  return bits;
+}

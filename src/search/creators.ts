@@ -1,0 +1,226 @@
+import { creatorNumericBounds, creatorOrder, type CreatorIndexRow, type CreatorKey, type CreatorSearch } from '../store/creators.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
+import { genderToCode } from '../store/values.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
+import { centsOfDecimal, decimalOfCents } from './decimal.js';
+import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
+import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { RangeIndex } from './range-index.js';
+import { ResultCache } from './result-cache.js';
+import { RowTable } from './row-table.js';
+import { SortOrder } from './sort-order.js';
+import { TextIndex } from './text-index.js';
+import { ValueIndex } from './value-index.js';
+
+// Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
+// exact total; the page's rows are then read from PostgreSQL by key.
+
+export interface IndexPage {
+  ids: string[];
+  cursors: string[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  total: number;
+}
+
+type CreatorColumn = (typeof creatorNumericBounds)[number][2];
+
+const countColumns = new Set<CreatorColumn>(['follower_count', 'recent_month_publish_count']);
+
+/** The index row's value of each numeric filter column. */
+const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
+  follower_count: (row) => row.followerCount,
+  avg_engagement_rate: (row) => row.avgEngagementRate,
+  avg_comment_count: (row) => row.avgCommentCount,
+  avg_like_count: (row) => row.avgLikeCount,
+  avg_view_count: (row) => row.avgViewCount,
+  recent_month_publish_count: (row) => row.recentMonthPublishCount,
+  avg_engagement_count: (row) => row.avgEngagementCount,
+  avg_video_engagement_rate: (row) => row.avgVideoEngagementRate,
+  retweet_ratio: (row) => row.retweetRatio,
+};
+
+export class CreatorIndex {
+  readonly #platformOf: string[] = [];
+  readonly table: RowTable = new RowTable((slot): string => `${this.#platformOf[slot]}\u0000${this.table.ids[slot]}`);
+  readonly #platform = new ValueIndex<string>();
+  readonly #country = new ValueIndex<string>();
+  readonly #language = new ValueIndex<string>();
+  readonly #gender = new ValueIndex<number>();
+  readonly #verified = new ValueIndex<boolean>();
+  readonly #hasEmail = new ValueIndex<boolean>();
+  readonly #categories = new ValueIndex<number>(true);
+  readonly #numeric = Object.fromEntries(
+    Object.keys(numericValue).map((column) => [column, { range: new RangeIndex(true), unit: countColumns.has(column as CreatorColumn) ? 'count' : 'cents' }]),
+  ) as Record<CreatorColumn, NumericColumn>;
+  readonly #lastPublishAt = new RangeIndex(false);
+  readonly #username = new TextIndex();
+  readonly #fullName = new TextIndex();
+  readonly #followers = new SortOrder(this.table, (slot) => this.#numeric.follower_count.range.values.data[slot]);
+  readonly #engagement = new SortOrder(this.table, (slot) => this.#numeric.avg_engagement_rate.range.values.data[slot]);
+  readonly #pool = new BitsetPool();
+  readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
+  #loaded = false;
+
+  /** Adds or replaces a creator. */
+  upsert(row: CreatorIndexRow): void {
+    const slot = this.table.slotFor(`${row.platform}\u0000${row.userId}`, row.userId, (fresh) => {
+      this.#platformOf[fresh] = row.platform;
+    });
+    this.table.markAlive(slot, true);
+    this.#platform.set(slot, row.platform);
+    this.#country.set(slot, row.country);
+    this.#language.set(slot, row.language);
+    this.#gender.set(slot, row.gender);
+    this.#verified.set(slot, row.isVerified);
+    this.#hasEmail.set(slot, row.hasEmail);
+    this.#categories.set(slot, row.categoryIds);
+    for (const [column, value] of Object.entries(numericValue)) this.#numeric[column as CreatorColumn].range.set(slot, value(row));
+    this.#lastPublishAt.set(slot, row.lastPublishAt);
+    this.#username.set(slot, row.username);
+    this.#fullName.set(slot, row.fullName);
+    this.#touched(slot);
+  }
+
+  /** Forgets a creator (deleted from the database). */
+  remove(key: CreatorKey): void {
+    const slot = this.table.slotOf(`${key.platform}\u0000${key.userId}`);
+    if (slot === -1 || !this.table.alive.has(slot)) return;
+    this.table.markAlive(slot, false);
+    // Out of the platform bitmap, a dead slot matches no filter.
+    this.#platform.set(slot, null);
+    this.#touched(slot);
+  }
+
+  /** After the first load: balance the range buckets and sort the orders once. */
+  finishLoad(): void {
+    for (const { range } of Object.values(this.#numeric)) range.rebalance(this.table.size);
+    this.#lastPublishAt.rebalance(this.table.size);
+    this.#username.trim();
+    this.#fullName.trim();
+    this.#followers.rebuild();
+    this.#engagement.rebuild();
+    this.#loaded = true;
+    this.table.version++;
+  }
+
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
+  search(search: CreatorSearch, page: PageArgs): IndexPage {
+    const { bits, count } = this.#match(search);
+    const sort = creatorOrder(search);
+    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
+      cursor == null ? null : this.#position(search, decodeCursor(sort, cursor, field));
+    const after = decode(page.after, 'after');
+    const before = decode(page.before, 'before');
+    const segments = this.#segments(search, bits, count);
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    // Tier bitsets are this call's own; the match itself stays cached.
+    this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
+    return {
+      ids: result.slots.map((slot) => this.table.ids[slot]),
+      cursors: result.positions.map((position) => encodeCursor(sort.name, this.#cursorValues(search, position))),
+      hasNextPage: result.hasNextPage,
+      hasPreviousPage: result.hasPreviousPage,
+      total: count,
+    };
+  }
+
+  /** The rows matching the filter (cached per filter until the next change). */
+  #match(search: CreatorSearch): { bits: Uint32Array; count: number } {
+    const key = JSON.stringify([search.platform, search.filter, search.categoryIds]);
+    const cached = this.#cache.get(key, this.table.version);
+    if (cached) return cached;
+    const { filter } = search;
+    const match = new Matcher(this.table.words, this.#pool, this.#platform.bitmap(search.platform));
+    if (filter.locations?.length) match.values(this.#country, filter.locations.map((code) => code.toUpperCase()));
+    if (filter.languages?.length) match.values(this.#language, filter.languages.map((code) => code.toLowerCase()));
+    if (filter.gender) match.bitmap(this.#gender.bitmap(genderToCode(filter.gender)));
+    if (filter.hasEmail) match.bitmap(this.#hasEmail.bitmap(true));
+    if (filter.verified) match.bitmap(this.#verified.bitmap(true));
+    if (search.categoryIds) match.values(this.#categories, search.categoryIds);
+    // Bitmaps and text first: the ranges after them often have few rows left to test.
+    if (filter.query) match.text([this.#username, this.#fullName], filter.query.toLowerCase());
+    for (const [minKey, maxKey, column] of creatorNumericBounds) {
+      const { range, unit } = this.#numeric[column];
+      match.range(range, inclusiveBounds(unit, minKey ? filter[minKey] : null, filter[maxKey]));
+    }
+    match.range(this.#lastPublishAt, instantBounds(filter));
+    const result = match.finish();
+    this.#cache.set(key, this.table.version, result);
+    return result;
+  }
+
+  /**
+   * The order as segments: one for followers or engagement; for relevance one per tier (exact
+   * username 3, username prefix 2, full-name prefix 1, any other match 0), each by followers.
+   */
+  #segments(search: CreatorSearch, bits: Uint32Array, count: number): Segment[] {
+    const { filter } = search;
+    const followers = keyRangeOf(inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
+    if (search.sort === 'FOLLOWER_COUNT') return [{ rank: 0, bits, count, order: this.#followers, keyRange: followers }];
+    if (search.sort === 'ENGAGEMENT_RATE') {
+      const engagement = keyRangeOf(inclusiveBounds('cents', filter.avgEngagementRateMin, filter.avgEngagementRateMax));
+      return [{ rank: 0, bits, count, order: this.#engagement, keyRange: engagement }];
+    }
+    const query = (search.filter.query ?? '').toLowerCase();
+    const words = this.table.words;
+    // Each tier copied at once: a TextIndex result is only valid until its next search.
+    const tiers = (
+      [
+        [this.#username, 'equals'],
+        [this.#username, 'prefix'],
+        [this.#fullName, 'prefix'],
+      ] as const
+    ).map(([column, how]) => {
+      const tier = this.#pool.take(words);
+      copyInto(tier, column.rowsMatching(query, words, how), words);
+      return tier;
+    });
+    const higher = this.#pool.take(words);
+    const rest = this.#pool.take(words);
+    copyInto(rest, bits, words);
+    const segments: Segment[] = tiers.map((tier, i) => {
+      andInto(tier, bits, words);
+      andNotInto(tier, higher, words);
+      orInto(higher, tier, words);
+      return { rank: 3 - i, bits: tier, count: popcount(tier, words), order: this.#followers, keyRange: followers };
+    });
+    andNotInto(rest, higher, words);
+    this.#pool.give(higher);
+    segments.push({ rank: 0, bits: rest, count: popcount(rest, words), order: this.#followers, keyRange: followers });
+    return segments;
+  }
+
+  #position(search: CreatorSearch, values: (string | number | boolean | null)[]): SegmentPosition {
+    switch (search.sort) {
+      case 'FOLLOWER_COUNT':
+        return { rank: 0, position: { key: Number(values[0]), id: String(values[1]) } };
+      case 'ENGAGEMENT_RATE':
+        return { rank: 0, position: { key: centsOfDecimal(values[0] as string | number), id: String(values[1]) } };
+      case 'RELEVANCE':
+        return { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
+    }
+  }
+
+  #cursorValues(search: CreatorSearch, { rank, position }: SegmentPosition): (string | number)[] {
+    switch (search.sort) {
+      case 'FOLLOWER_COUNT':
+        return [position.key, position.id];
+      case 'ENGAGEMENT_RATE':
+        return [decimalOfCents(position.key), position.id];
+      case 'RELEVANCE':
+        return [rank, position.key, position.id];
+    }
+  }
+
+  #touched(slot: number): void {
+    this.table.version++;
+    if (!this.#loaded) return;
+    this.#followers.touch(slot);
+    this.#engagement.touch(slot);
+  }
+}

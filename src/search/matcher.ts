@@ -1,0 +1,117 @@
+import { parseInstant } from '../inputs/common.js';
+import { andInto, copyInto, orInto, popcount, type BitsetPool } from './bitset.js';
+import { centsAtLeast, centsAtMost } from './decimal.js';
+import type { Bounds, RangeIndex } from './range-index.js';
+import type { TextIndex } from './text-index.js';
+import type { ValueIndex } from './value-index.js';
+
+// Evaluates a filter as bitset operations: start from the rows of one bitmap (the platform, the
+// live rows), AND in each condition, count with one popcount. Conditions are what the SQL WHERE
+// says, one for one, so the rows are the rows SQL would find.
+
+/** A numeric filter column and how its bounds are compared: whole numbers, or decimals in cents. */
+export interface NumericColumn {
+  range: RangeIndex;
+  unit: 'count' | 'cents';
+}
+
+/** `column >= min AND column <= max` in the column's stored unit (either bound may be absent). */
+export function inclusiveBounds(unit: NumericColumn['unit'], min: number | null | undefined, max: number | null | undefined): Bounds {
+  const convert = (value: number, round: 'up' | 'down') => (unit === 'count' ? value : round === 'up' ? centsAtLeast(value) : centsAtMost(value));
+  return {
+    ...(min != null ? { min: convert(min, 'up') } : {}),
+    ...(max != null ? { max: convert(max, 'down') } : {}),
+  };
+}
+
+/** A time range filter (`createAtStart`/`createAtEnd`) in epoch ms: from the start, to the end's exclusive end. */
+export function instantBounds(filter: { createAtStart?: string | null; createAtEnd?: string | null }): Bounds {
+  return {
+    ...(filter.createAtStart ? { min: parseInstant(filter.createAtStart)!.start.getTime() } : {}),
+    ...(filter.createAtEnd ? { max: parseInstant(filter.createAtEnd)!.endExclusive.getTime(), maxExclusive: true } : {}),
+  };
+}
+
+/** Fewer rows than one in this many: test them one by one. */
+const FEW_ROWS = 64;
+
+export class Matcher {
+  readonly bits: Uint32Array;
+  readonly #scratch: Uint32Array;
+
+  constructor(
+    readonly words: number,
+    private readonly pool: BitsetPool,
+    start: Uint32Array | null,
+  ) {
+    this.bits = pool.take(words);
+    this.#scratch = pool.take(words);
+    if (start) copyInto(this.bits, start, words);
+  }
+
+  /** Rows holding any of `values`. */
+  values<V extends string | number | boolean>(index: ValueIndex<V>, values: readonly V[]): this {
+    this.#scratch.fill(0);
+    index.unionInto(this.#scratch, values, this.words);
+    andInto(this.bits, this.#scratch, this.words);
+    return this;
+  }
+
+  /** Rows of one bitmap (null: no row has that value). */
+  bitmap(bitmap: Uint32Array | null): this {
+    if (bitmap) andInto(this.bits, bitmap, this.words);
+    else this.bits.fill(0);
+    return this;
+  }
+
+  range(range: RangeIndex, bounds: Bounds): this {
+    if (bounds.min === undefined && bounds.max === undefined) return this;
+    // Once earlier conditions left few rows, testing them beats selecting the range over all rows.
+    if (this.count() * FEW_ROWS < this.words * 32) return this.keep((slot) => range.contains(slot, bounds));
+    // Selected within the rows still matching: the result replaces them.
+    range.select(this.#scratch, this.words, bounds, this.bits);
+    this.bits.set(this.#scratch.subarray(0, this.words));
+    return this;
+  }
+
+  /** Rows whose text in any of `columns` contains `query` (lower-cased). */
+  text(columns: readonly TextIndex[], query: string): this {
+    this.#scratch.fill(0);
+    for (const column of columns) orInto(this.#scratch, column.rowsMatching(query, this.words), this.words);
+    andInto(this.bits, this.#scratch, this.words);
+    return this;
+  }
+
+  /** Keeps only the rows passing `test`, one by one (for a few rows, cheaper than a bitmap). */
+  keep(test: (slot: number) => boolean): this {
+    const bits = this.bits;
+    for (let i = 0; i < this.words; i++) {
+      let word = bits[i];
+      while (word !== 0) {
+        const lowest = word & -word;
+        if (!test((i << 5) + 31 - Math.clz32(lowest))) bits[i] &= ~lowest;
+        word ^= lowest;
+      }
+    }
+    return this;
+  }
+
+  /** How many rows match so far. */
+  count(): number {
+    return popcount(this.bits, this.words);
+  }
+
+  /** Rows of a bitmap computed by the caller into the scratch space. */
+  computed(fill: (scratch: Uint32Array) => void): this {
+    this.#scratch.fill(0);
+    fill(this.#scratch);
+    andInto(this.bits, this.#scratch, this.words);
+    return this;
+  }
+
+  /** The matching rows and their number; the scratch space goes back to the pool. */
+  finish(): { bits: Uint32Array; count: number } {
+    this.pool.give(this.#scratch);
+    return { bits: this.bits, count: popcount(this.bits, this.words) };
+  }
+}

@@ -1,0 +1,138 @@
+import { bitsOf } from './bitset.js';
+import type { Bounds } from './range-index.js';
+import type { Position, SortOrder, Walk } from './sort-order.js';
+
+// Connection pages over the index, with the SQL path's exact semantics (src/store/paging.ts):
+// first/after forward, last/before backward (rows re-reversed), an offset window, one extra row to
+// tell whether more exist. An order is a list of segments: one for a plain order, one per relevance
+// tier (highest first) for relevance, each walked in its own sort order.
+
+export interface Segment {
+  /** The tier of the segment's rows (relevance), highest first; 0 for a plain order. */
+  rank: number;
+  /** The segment's matching rows. */
+  bits: Uint32Array;
+  /** How many bits are set. */
+  count: number;
+  order: SortOrder;
+  /**
+   * Where matches can be at all when the filter bounds the order's own key (followers for the
+   * follower order, dates for the newest): `first` is just before the highest allowed key, `last`
+   * just after the lowest, so a walk starts and stops there instead of visiting every row above.
+   */
+  keyRange?: { first: Position | null; last: Position | null };
+}
+
+export interface SegmentPosition {
+  rank: number;
+  position: Position;
+}
+
+export interface PageRequest {
+  first?: number | null;
+  last?: number | null;
+  offset?: number | null;
+  after?: SegmentPosition | null;
+  before?: SegmentPosition | null;
+}
+
+export interface SlotPage {
+  slots: number[];
+  /** Each row's place in the order, for its cursor. */
+  positions: SegmentPosition[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+
+export const DEFAULT_FIRST = 20;
+
+/** Above every real id (printable ASCII): a position just before all rows of one key. */
+const HIGHEST_ID = '\uffff';
+
+/** The key range of a segment from the filter's bounds on the order's key (see Segment.keyRange). */
+export function keyRangeOf(bounds: Bounds): Segment['keyRange'] {
+  if (bounds.min === undefined && bounds.max === undefined) return undefined;
+  return {
+    // An inclusive max keeps every row of that key; an exclusive one none of them.
+    first: bounds.max === undefined ? null : { key: bounds.max, id: bounds.maxExclusive ? '' : HIGHEST_ID },
+    last: bounds.min === undefined ? null : { key: bounds.min, id: '' },
+  };
+}
+/** Below this many rows a segment is sorted on the spot rather than found through its order. */
+let smallSegment = 256;
+
+/** Tests set 0 to drive every page through the order walk. */
+export function setSmallSegmentRows(rows: number): void {
+  smallSegment = rows;
+}
+
+export function pageSegments(segments: readonly Segment[], request: PageRequest): SlotPage {
+  const after = request.after ?? null;
+  const before = request.before ?? null;
+  const backward = request.last != null || (before !== null && request.first == null);
+  const limit = (backward ? request.last : request.first) ?? DEFAULT_FIRST;
+  const take = limit + 1;
+  const found: { slot: number; rank: number; order: SortOrder }[] = [];
+  let skip = request.offset ?? 0;
+
+  const ordered = backward ? [...segments].reverse() : segments;
+  for (const segment of ordered) {
+    if (found.length >= take) break;
+    // Walking forward from `after` towards `before`, or backward from `before` towards `after`.
+    const start = backward ? before : after;
+    const end = backward ? after : before;
+    const beyondStart = start !== null && (backward ? segment.rank < start.rank : segment.rank > start.rank);
+    const beyondEnd = end !== null && (backward ? segment.rank > end.rank : segment.rank < end.rank);
+    if (beyondStart) continue;
+    if (beyondEnd) break;
+    const from = start !== null && segment.rank === start.rank ? start.position : null;
+    const until = end !== null && segment.rank === end.rank ? end.position : null;
+    if (from === null && until === null && skip >= segment.count) {
+      skip -= segment.count;
+      continue;
+    }
+    const bounded = withinKeyRange(segment, { from, until, backward });
+    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length })) {
+      found.push({ slot, rank: segment.rank, order: segment.order });
+    }
+    skip = 0;
+  }
+
+  const hasMore = found.length > limit;
+  const rows = found.slice(0, limit);
+  if (backward) rows.reverse();
+  return {
+    slots: rows.map((row) => row.slot),
+    positions: rows.map((row) => ({ rank: row.rank, position: row.order.positionOf(row.slot) })),
+    hasNextPage: backward ? before !== null : hasMore,
+    hasPreviousPage: backward ? hasMore : after !== null || (request.offset ?? 0) > 0,
+  };
+}
+
+/** The cursors narrowed to the segment's key range: whichever bound is tighter wins. */
+function withinKeyRange(segment: Segment, walk: { from: Position | null; until: Position | null; backward: boolean }) {
+  const range = segment.keyRange;
+  if (!range) return { from: walk.from, until: walk.until };
+  const order = segment.order;
+  const direction = walk.backward ? -1 : 1;
+  const rangeStart = walk.backward ? range.last : range.first;
+  const rangeEnd = walk.backward ? range.first : range.last;
+  // Positions compare like rows: the later start and the earlier end in the walking direction.
+  const later = (a: Position | null, b: Position | null) => (a === null ? b : b === null ? a : order.comparePositions(a, b) * direction >= 0 ? a : b);
+  const earlier = (a: Position | null, b: Position | null) => (a === null ? b : b === null ? a : order.comparePositions(a, b) * direction <= 0 ? a : b);
+  return { from: later(walk.from, rangeStart), until: earlier(walk.until, rangeEnd) };
+}
+
+function walkSegment(segment: Segment, walk: Walk): number[] {
+  const { order, bits } = segment;
+  if (segment.count <= smallSegment) {
+    const direction = walk.backward ? -1 : 1;
+    // > 0: the slot lies beyond the position in the walking direction.
+    const beyond = (slot: number, position: Position) => order.comparePosition(slot, position) * direction;
+    const slots = bitsOf(bits)
+      .sort((a, b) => order.compareSlots(a, b) * direction)
+      .filter((slot) => (walk.from === null || beyond(slot, walk.from) > 0) && (walk.until === null || beyond(slot, walk.until) < 0));
+    return slots.slice(walk.skip, walk.skip + walk.take);
+  }
+  return order.select(bits, segment.count, walk);
+}

@@ -1,0 +1,196 @@
+import { Bitset } from './bitset.js';
+import { Float64Column } from './row-table.js';
+
+// A numeric column with bucket bitmaps for range filters (follower bounds, metric bounds, dates).
+// Values are split into up to ~40 buckets at quantiles of the data; `below[k]` holds the slots of
+// buckets < k. A range is then one word-wise pass (`below[hi] AND NOT below[lo]`) plus a test of
+// the rows of the one or two buckets the bounds fall inside. Updates move a slot between buckets
+// in place, so the index never needs a rebuild to stay exact (only to stay balanced).
+//
+// Values are compared exactly as stored: integers (counts, metrics in cents) or epoch milliseconds.
+// NaN is SQL NULL: it is in no bucket and matches no range.
+
+const DEFAULT_BUCKETS = 32;
+
+export interface Bounds {
+  min?: number;
+  max?: number;
+  /** `max` itself excluded (timestamps: an end date is inclusive through its last millisecond). */
+  maxExclusive?: boolean;
+}
+
+/** How many values of the sorted `values` are <= value. */
+function upperIndex(values: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid] <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class RangeIndex {
+  readonly values = new Float64Column();
+  #boundaries = new Float64Array(0);
+  #bucketOf = new Uint8Array(1024).fill(0);
+  /** below[k], k = 0..bucketCount: slots whose bucket is < k; below[bucketCount] = every non-null slot. */
+  #below: Bitset[] = [new Bitset(), new Bitset()];
+
+  /**
+   * @param integer values are whole numbers (then a bucket [a, b) holds a..b-1 and can be known full).
+   * @param targetBuckets more buckets: fewer rows tested at a bound's edge, one more bitset each
+   *   (at most 200: a slot's bucket is a byte, and heavy values may add buckets of their own).
+   */
+  constructor(
+    private readonly integer: boolean,
+    private readonly targetBuckets = DEFAULT_BUCKETS,
+  ) {}
+
+  get bucketCount(): number {
+    return this.#boundaries.length + 1;
+  }
+
+  #bucket(value: number): number {
+    if (Number.isNaN(value)) return this.bucketCount; // NULL: below no boundary, in no bitmap
+    let lo = 0;
+    let hi = this.#boundaries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#boundaries[mid] <= value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  #ensure(size: number): void {
+    this.values.ensure(size);
+    if (size > this.#bucketOf.length) {
+      const next = new Uint8Array(Math.max(size, this.#bucketOf.length * 2)).fill(this.bucketCount);
+      next.set(this.#bucketOf);
+      this.#bucketOf = next;
+    }
+  }
+
+  set(slot: number, value: number): void {
+    this.#ensure(slot + 1);
+    const before = this.values.data[slot];
+    const from = slot < this.#bucketOf.length && !Number.isNaN(before) ? this.#bucketOf[slot] : this.bucketCount;
+    this.values.data[slot] = value;
+    const to = this.#bucket(value);
+    this.#bucketOf[slot] = to;
+    // below[k] holds the slot exactly for k > its bucket.
+    if (to < from) {
+      for (let k = to + 1; k <= from; k++) {
+        this.#below[k].grow(slot + 1);
+        this.#below[k].set(slot);
+      }
+    } else {
+      for (let k = from + 1; k <= to; k++) this.#below[k].clear(slot);
+    }
+  }
+
+  /**
+   * Re-derives the bucket boundaries from the values of `size` slots and rebuilds the bitmaps:
+   * after the first load, and when updates have skewed the buckets.
+   */
+  rebalance(size: number): void {
+    this.#ensure(size);
+    const present = this.values.data.subarray(0, size).filter((value) => !Number.isNaN(value));
+    present.sort();
+    const boundaries: number[] = [];
+    const push = (value: number) => {
+      if (boundaries.length === 0 || value > boundaries[boundaries.length - 1]) boundaries.push(value);
+    };
+    // Rows holding exactly `value` (whole numbers: those above value - 1).
+    const countOf = (value: number) => upperIndex(present, value) - upperIndex(present, value - 1);
+    const target = this.targetBuckets;
+    for (let j = 1; j < target && present.length > 0; j++) {
+      const value = present[Math.floor((j * present.length) / target)];
+      push(value);
+      // A whole number holding a large share of the rows (0 posts, 0 followers) gets a bucket of
+      // its own, so a bound at it never means testing every one of those rows.
+      if (this.integer && countOf(value) * target * 2 >= present.length) push(value + 1);
+    }
+    this.#boundaries = Float64Array.from(boundaries);
+    const buckets = this.bucketCount;
+    this.#below = Array.from({ length: buckets + 1 }, () => new Bitset(size));
+    for (let slot = 0; slot < size; slot++) {
+      const bucket = this.#bucket(this.values.data[slot]);
+      this.#bucketOf[slot] = bucket;
+      for (let k = bucket + 1; k <= buckets; k++) this.#below[k].set(slot);
+    }
+  }
+
+  /** Whether one slot's value is within `bounds` (for testing a few rows rather than selecting all). */
+  contains(slot: number, bounds: Bounds): boolean {
+    const value = this.values.data[slot];
+    return (
+      (bounds.min === undefined || value >= bounds.min) &&
+      (bounds.max === undefined || (bounds.maxExclusive ? value < bounds.max : value <= bounds.max))
+    );
+  }
+
+  /**
+   * out = the slots of `mask` whose value is within `bounds` (out is overwritten, `words` long).
+   * Only the masked rows of the bounds' own buckets are tested.
+   */
+  select(out: Uint32Array, words: number, bounds: Bounds, mask: Uint32Array): void {
+    const buckets = this.bucketCount;
+    const lowerOf = (bucket: number) => (bucket === 0 ? -Infinity : this.#boundaries[bucket - 1]);
+    const upperOf = (bucket: number) => (bucket === buckets - 1 ? Infinity : this.#boundaries[bucket]);
+
+    let lo = 0;
+    let lowFull = true;
+    if (bounds.min !== undefined) {
+      lo = this.#bucket(bounds.min);
+      lowFull = bounds.min <= lowerOf(lo);
+    }
+    let hi = buckets - 1;
+    let highFull = true;
+    if (bounds.max !== undefined) {
+      hi = this.#bucket(bounds.max);
+      if (bounds.maxExclusive && bounds.max === lowerOf(hi)) {
+        // Nothing in bucket hi is below max, and everything before it is.
+        hi -= 1;
+      } else {
+        // A bucket [a, b) of whole numbers holds a..b-1: all of them are <= max when max is b-1.
+        highFull = this.integer && !bounds.maxExclusive && bounds.max >= upperOf(hi) - 1;
+      }
+    }
+    out.fill(0, 0, words);
+    if (hi < lo) return;
+
+    const fullFrom = lowFull ? lo : lo + 1;
+    const fullTo = highFull ? hi + 1 : hi;
+    if (fullTo > fullFrom) {
+      const upper = this.#below[fullTo].words;
+      const lower = this.#below[fullFrom].words;
+      for (let i = 0; i < words; i++) out[i] = (i < upper.length ? upper[i] : 0) & ~(i < lower.length ? lower[i] : 0) & mask[i];
+    }
+    // The buckets the bounds fall inside: their masked rows are tested one by one (each bucket once).
+    const min = bounds.min ?? -Infinity;
+    const max = bounds.max ?? Infinity;
+    const exclusive = bounds.maxExclusive === true;
+    if (!lowFull) this.#testBucket(lo, out, words, mask, min, max, exclusive);
+    if (!highFull && (hi !== lo || lowFull)) this.#testBucket(hi, out, words, mask, min, max, exclusive);
+  }
+
+  /** Adds to out the masked slots of one bucket whose value is within [min, max] (or [min, max)). */
+  #testBucket(bucket: number, out: Uint32Array, words: number, mask: Uint32Array, min: number, max: number, maxExclusive: boolean): void {
+    const upper = this.#below[bucket + 1].words;
+    const lower = this.#below[bucket].words;
+    const values = this.values.data;
+    const n = Math.min(words, upper.length);
+    for (let i = 0; i < n; i++) {
+      let word = upper[i] & ~(i < lower.length ? lower[i] : 0) & mask[i];
+      while (word !== 0) {
+        const lowest = word & -word;
+        const value = values[(i << 5) + 31 - Math.clz32(lowest)];
+        if (value >= min && (maxExclusive ? value < max : value <= max)) out[i] |= lowest;
+        word ^= lowest;
+      }
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { Bitset } from './bitset.js';
+
+// Row slots of one indexed table: a slot per row key, never reused for another key (a deleted row
+// keeps its slot, dead, and gets it back if it returns), so every column is a plain array indexed
+// by slot. Keys are found through an open-addressing hash table of slot numbers: a few bytes a row,
+// where a Map<string, number> costs ~80 bytes a row (hundreds of MB at a few million rows).
+
+/** FNV-1a of a string: the hash of the open-addressing tables here and in the text index. */
+export function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export class RowTable {
+  /** Slots in use (alive or dead). */
+  size = 0;
+  /** The row's key as the index compares it (the id tie-break of every order). */
+  readonly ids: string[] = [];
+  readonly alive = new Bitset();
+  aliveCount = 0;
+  /** Bumped on every change: cached query results of an older version are stale. */
+  version = 0;
+  #hashes = new Uint32Array(0);
+  /** Open addressing: slot + 1, or 0 for an empty place. */
+  #table = new Int32Array(16);
+
+  /** @param keyOf the unique key of a slot, when `ids` alone is not unique (creators: platform and id). */
+  constructor(private readonly keyOf: (slot: number) => string = (slot) => this.ids[slot]) {}
+
+  slotOf(key: string): number {
+    const hash = hashOf(key);
+    const mask = this.#table.length - 1;
+    for (let place = hash & mask; ; place = (place + 1) & mask) {
+      const entry = this.#table[place];
+      if (entry === 0) return -1;
+      const slot = entry - 1;
+      if (this.#hashes[slot] === hash && this.keyOf(slot) === key) return slot;
+    }
+  }
+
+  /**
+   * The slot of `key`, a new one if the key was never seen; `init` fills the new slot's columns
+   * (it is called before the slot is findable by key, with `ids[slot]` already set).
+   */
+  slotFor(key: string, id: string, init: (slot: number) => void): number {
+    const existing = this.slotOf(key);
+    if (existing !== -1) return existing;
+    const slot = this.size++;
+    this.ids[slot] = id;
+    if (slot >= this.#hashes.length) {
+      const grown = new Uint32Array(Math.max(1024, this.#hashes.length * 2));
+      grown.set(this.#hashes);
+      this.#hashes = grown;
+    }
+    this.alive.grow(this.size);
+    init(slot);
+    const hash = hashOf(key);
+    this.#hashes[slot] = hash;
+    if (this.size * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+    else this.#place(slot, hash);
+    return slot;
+  }
+
+  markAlive(slot: number, alive: boolean): void {
+    if (this.alive.has(slot) === alive) return;
+    this.alive.assign(slot, alive);
+    this.aliveCount += alive ? 1 : -1;
+  }
+
+  /** Words of a bitset covering every slot. */
+  get words(): number {
+    return Math.max(1, Math.ceil(this.size / 32));
+  }
+
+  #place(slot: number, hash: number): void {
+    const mask = this.#table.length - 1;
+    let place = hash & mask;
+    while (this.#table[place] !== 0) place = (place + 1) & mask;
+    this.#table[place] = slot + 1;
+  }
+
+  #rehash(capacity: number): void {
+    this.#table = new Int32Array(capacity);
+    for (let slot = 0; slot < this.size; slot++) this.#place(slot, this.#hashes[slot]);
+  }
+}
+
+/** A growable Float64Array (NaN for "no value"). */
+export class Float64Column {
+  data = new Float64Array(1024).fill(NaN);
+
+  ensure(size: number): void {
+    if (size <= this.data.length) return;
+    const next = new Float64Array(Math.max(size, this.data.length * 2)).fill(NaN);
+    next.set(this.data);
+    this.data = next;
+  }
+}
+
+/** A growable Int32Array (-1 for "none"). */
+export class Int32Column {
+  data = new Int32Array(1024).fill(-1);
+
+  ensure(size: number): void {
+    if (size <= this.data.length) return;
+    const next = new Int32Array(Math.max(size, this.data.length * 2)).fill(-1);
+    next.set(this.data);
+    this.data = next;
+  }
+}

@@ -1,0 +1,251 @@
+import type { Kysely } from 'kysely';
+import type { LiveStreamFilter } from '../inputs/live-streams.js';
+import type { Logger } from '../services.js';
+import { CHANGE_RETENTION_MS, feedPosition, pruneChanges, readChanges, type CatalogChange, type CatalogEntity, type FeedPosition } from '../store/changes.js';
+import { channelIndexRows, channelIndexRowsById } from '../store/channels.js';
+import { creatorIndexRows, creatorIndexRowsByKey, type CreatorKey, type CreatorSearch } from '../store/creators.js';
+import type { Database } from '../store/database.js';
+import { loadLiveStreamIndexRows } from '../store/live-streams.js';
+import type { PageArgs } from '../store/paging.js';
+import { videoIndexRows, videoIndexRowsById, type VideoSearch } from '../store/videos.js';
+import { CreatorIndex, type IndexPage } from './creators.js';
+import { LiveStreamIndex } from './live-streams.js';
+import { VideoIndex } from './videos.js';
+
+// The search index of one server process: loaded from PostgreSQL at start (in one snapshot), then
+// kept within about a second of it by following the change feed (src/store/changes.ts). Until a
+// table is loaded, and while it reloads after a bulk load, its searches return null and the
+// caller runs the SQL path instead: answers are exact either way.
+
+const LOAD_BATCH = 10_000;
+const APPLY_BATCH = 5_000;
+const PRUNE_EVERY_MS = 60_000;
+
+export interface SearchIndexOptions {
+  db: Kysely<Database>;
+  log: Logger;
+  /** How often the change feed is read. */
+  pollMs?: number;
+}
+
+export interface SearchIndexStats {
+  creators: number | null;
+  videos: number | null;
+  channels: number | null;
+  liveStreams: number | null;
+  /** Milliseconds since the feed was last read successfully (null: never). */
+  lagMs: number | null;
+}
+
+export class SearchIndex {
+  #creators: CreatorIndex | null = null;
+  #videos: VideoIndex | null = null;
+  #live: LiveStreamIndex | null = null;
+  #position: FeedPosition | null = null;
+  #lastRead: number | null = null;
+  #lastPrune = 0;
+  #stopped = false;
+  #timer: NodeJS.Timeout | null = null;
+  /** Feed reads and loads run one at a time. */
+  #queue: Promise<void> = Promise.resolve();
+  readonly #pollMs: number;
+
+  constructor(private readonly options: SearchIndexOptions) {
+    this.#pollMs = options.pollMs ?? 500;
+  }
+
+  /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
+  start(): Promise<void> {
+    const loading = this.#serial(() => this.#loadAll());
+    loading.then(
+      () => this.#schedule(),
+      (error: unknown) => {
+        this.options.log.warn('search index not loaded; searches use SQL until it is', { error: errorText(error) });
+        this.#schedule();
+      },
+    );
+    return loading;
+  }
+
+  /** Reads the feed now and applies it (tests; normally the timer does this). */
+  refresh(): Promise<void> {
+    return this.#serial(() => this.#poll());
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#queue.catch(() => {});
+  }
+
+  /** Every table loaded: searches are served from memory. */
+  get ready(): boolean {
+    return this.#creators !== null && this.#videos !== null && this.#live !== null;
+  }
+
+  creators(search: CreatorSearch, page: PageArgs): IndexPage | null {
+    return this.#creators?.search(search, page) ?? null;
+  }
+
+  videos(search: VideoSearch, page: PageArgs): IndexPage | null {
+    return this.#videos?.search(search, page) ?? null;
+  }
+
+  liveStreams(filter: LiveStreamFilter, page: PageArgs): IndexPage | null {
+    return this.#live?.search(filter, page) ?? null;
+  }
+
+  stats(): SearchIndexStats {
+    return {
+      creators: this.#creators?.table.aliveCount ?? null,
+      videos: this.#videos?.table.aliveCount ?? null,
+      channels: this.#videos?.channelCount ?? null,
+      liveStreams: this.#live?.table.aliveCount ?? null,
+      lagMs: this.#lastRead === null ? null : Date.now() - this.#lastRead,
+    };
+  }
+
+  #serial(work: () => Promise<void>): Promise<void> {
+    const run = this.#queue.then(work);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      void this.#serial(() => this.#poll())
+        .catch((error: unknown) => this.options.log.warn('search index: reading the change feed failed; retrying', { error: errorText(error) }))
+        .finally(() => this.#schedule());
+    }, this.#pollMs);
+    // The feed alone must not keep a finished process alive.
+    this.#timer.unref();
+  }
+
+  async #loadAll(): Promise<void> {
+    const started = performance.now();
+    await this.options.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const position = await feedPosition(trx);
+        const creators = await loadCreators(trx);
+        const videos = await loadVideos(trx);
+        const live = new LiveStreamIndex(await loadLiveStreamIndexRows(trx));
+        this.#creators = creators;
+        this.#videos = videos;
+        this.#live = live;
+        this.#position = position;
+      });
+    this.#lastRead = Date.now();
+    this.options.log.info('search index loaded', {
+      ...this.stats(),
+      durationMs: Math.round(performance.now() - started),
+      heapUsedMb: Math.round(process.memoryUsage().heapUsed / 1_048_576),
+    });
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#stopped) return;
+    if (!this.#position || (this.#lastRead !== null && Date.now() - this.#lastRead > CHANGE_RETENTION_MS / 2)) {
+      // Never loaded, or away longer than the feed keeps changes: start over from a new snapshot.
+      await this.#loadAll();
+      return;
+    }
+    const { changes, next } = await readChanges(this.options.db, this.#position);
+    await this.#apply(changes);
+    this.#position = next;
+    this.#lastRead = Date.now();
+    if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) {
+      this.#lastPrune = Date.now();
+      await pruneChanges(this.options.db);
+    }
+  }
+
+  async #apply(changes: CatalogChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const reload = new Set<CatalogEntity>();
+    // Each changed key once: a row written ten times since the last read is read once.
+    const keys: Record<CatalogEntity, Map<string, { platform: string; key: string }>> = {
+      creators: new Map(),
+      channels: new Map(),
+      videos: new Map(),
+      live_streams: new Map(),
+    };
+    for (const change of changes) {
+      if (change.key === null) reload.add(change.entity);
+      else keys[change.entity].set(`${change.platform ?? ''}\u0000${change.key}`, { platform: change.platform ?? '', key: change.key });
+    }
+    const db = this.options.db;
+    if (reload.has('creators')) {
+      this.#creators = null;
+      this.#creators = await loadCreators(db);
+    } else if (this.#creators && keys.creators.size > 0) {
+      const creators = this.#creators;
+      for (const batch of batches([...keys.creators.values()].map(({ platform, key }): CreatorKey => ({ platform, userId: key })))) {
+        const rows = await creatorIndexRowsByKey(db, batch);
+        const present = new Set(rows.map((row) => `${row.platform}\u0000${row.userId}`));
+        for (const row of rows) creators.upsert(row);
+        for (const key of batch) if (!present.has(`${key.platform}\u0000${key.userId}`)) creators.remove(key);
+      }
+    }
+    if (reload.has('videos') || reload.has('channels')) {
+      this.#videos = null;
+      this.#videos = await loadVideos(db);
+    } else if (this.#videos && (keys.channels.size > 0 || keys.videos.size > 0)) {
+      const videos = this.#videos;
+      // Channels first: a new video may belong to a new channel.
+      await applyChannels(videos, [...keys.channels.values()].map(({ key }) => key), db);
+      for (const batch of batches([...keys.videos.values()].map(({ key }) => key))) {
+        const rows = await videoIndexRowsById(db, batch);
+        await applyChannels(videos, [...new Set(rows.map((row) => row.channelId))].filter((id) => !videos.hasChannel(id)), db);
+        const present = new Set(rows.map((row) => row.videoId));
+        for (const row of rows) videos.upsert(row);
+        for (const id of batch) if (!present.has(id)) videos.remove(id);
+      }
+    }
+    if (reload.has('live_streams') || keys.live_streams.size > 0) {
+      this.#live = new LiveStreamIndex(await loadLiveStreamIndexRows(db));
+    }
+  }
+}
+
+async function loadCreators(db: Kysely<Database>): Promise<CreatorIndex> {
+  const index = new CreatorIndex();
+  for (let batch = await creatorIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    for (const row of batch) index.upsert(row);
+    const last = batch[batch.length - 1];
+    batch = batch.length < LOAD_BATCH ? [] : await creatorIndexRows(db, { platform: last.platform, userId: last.userId }, LOAD_BATCH);
+  }
+  index.finishLoad();
+  return index;
+}
+
+async function loadVideos(db: Kysely<Database>): Promise<VideoIndex> {
+  const index = new VideoIndex();
+  for (let batch = await channelIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    for (const row of batch) index.upsertChannel(row);
+    batch = batch.length < LOAD_BATCH ? [] : await channelIndexRows(db, batch[batch.length - 1].channelId, LOAD_BATCH);
+  }
+  for (let batch = await videoIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    for (const row of batch) index.upsert(row);
+    batch = batch.length < LOAD_BATCH ? [] : await videoIndexRows(db, batch[batch.length - 1].videoId, LOAD_BATCH);
+  }
+  index.finishLoad();
+  return index;
+}
+
+async function applyChannels(videos: VideoIndex, ids: string[], db: Kysely<Database>): Promise<void> {
+  for (const batch of batches(ids)) {
+    const rows = await channelIndexRowsById(db, batch);
+    const present = new Set(rows.map((row) => row.channelId));
+    for (const row of rows) videos.upsertChannel(row);
+    for (const id of batch) if (!present.has(id)) videos.removeChannel(id);
+  }
+}
+
+function* batches<T>(items: readonly T[]): Generator<T[]> {
+  for (let start = 0; start < items.length; start += APPLY_BATCH) yield items.slice(start, start + APPLY_BATCH);
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,294 @@
+import { Bitset } from './bitset.js';
+import type { RowTable } from './row-table.js';
+
+// One documented order of a table: a numeric key descending, the row id (bytewise, as COLLATE "C"
+// compares it) descending as the tie-break. It is kept as a sorted snapshot of all slots plus the
+// slots changed since (sorted on demand and merged in), so a change costs no re-sort; once the
+// changed slots are many, snapshot and changes merge into a new snapshot in one linear pass.
+//
+// A page of matching rows is found one of two ways, whichever is cheaper: walking the order and
+// testing each row (dense matches: a few rows per hit), or placing the matches in a bitset by
+// their rank in the order and reading it in rank order (sparse matches: no row visited twice).
+
+export interface Position {
+  key: number;
+  id: string;
+}
+
+/** Orders rows by (key DESC, id DESC): negative when a comes first. */
+function compare(keyA: number, idA: string, keyB: number, idB: string): number {
+  if (keyA !== keyB) return keyA > keyB ? -1 : 1;
+  return idA === idB ? 0 : idA > idB ? -1 : 1;
+}
+
+const NO_RANK = 0xffffffff;
+
+let forcedStrategy: 'walk' | 'ranked' | null = null;
+
+/** Tests force one way of finding a page to check each against SQL; null: the cheaper one. */
+export function forceSelectStrategy(strategy: 'walk' | 'ranked' | null): void {
+  forcedStrategy = strategy;
+}
+
+export interface Walk {
+  /** Start strictly after this position (in the walking direction); null: from the beginning. */
+  from: Position | null;
+  /** Stop before reaching this position (exclusive); null: to the end. */
+  until: Position | null;
+  backward: boolean;
+  skip: number;
+  take: number;
+}
+
+export class SortOrder {
+  #perm: Uint32Array = new Uint32Array(0);
+  #permKeys: Float64Array = new Float64Array(0);
+  /** Each snapshot slot's index in #perm (NO_RANK for slots outside the snapshot). */
+  #rankOf = new Uint32Array(0);
+  readonly #dirty = new Bitset();
+  #dirtyList: number[] = [];
+  #delta: number[] | null = null;
+
+  /** @param keyOf the slot's current key */
+  constructor(
+    private readonly table: RowTable,
+    private readonly keyOf: (slot: number) => number,
+  ) {}
+
+  /** Sorts every alive slot: the first build. */
+  rebuild(): void {
+    const slots: number[] = [];
+    for (let slot = 0; slot < this.table.size; slot++) if (this.table.alive.has(slot)) slots.push(slot);
+    const ids = this.table.ids;
+    const keys = slots.map((slot) => this.keyOf(slot));
+    const order = slots.map((_, i) => i);
+    order.sort((a, b) => compare(keys[a], ids[slots[a]], keys[b], ids[slots[b]]));
+    this.#setSnapshot(
+      Uint32Array.from(order, (i) => slots[i]),
+      Float64Array.from(order, (i) => keys[i]),
+    );
+  }
+
+  /** The slot's key changed, or it was added or removed. */
+  touch(slot: number): void {
+    this.#dirty.grow(slot + 1);
+    this.#delta = null;
+    if (this.#dirty.has(slot)) return;
+    this.#dirty.set(slot);
+    this.#dirtyList.push(slot);
+    if (this.#dirtyList.length > Math.max(5_000, this.#perm.length / 50)) this.compact();
+  }
+
+  /** Merges the changed slots into a new snapshot (linear). */
+  compact(): void {
+    const delta = this.#sortedDelta();
+    const ids = this.table.ids;
+    const size = this.#perm.length + delta.length;
+    const perm = new Uint32Array(size);
+    const keys = new Float64Array(size);
+    let out = 0;
+    let i = 0;
+    let j = 0;
+    while (i < this.#perm.length || j < delta.length) {
+      while (i < this.#perm.length && this.#dirty.has(this.#perm[i])) i++;
+      const takeSnapshot =
+        i < this.#perm.length && (j >= delta.length || compare(this.#permKeys[i], ids[this.#perm[i]], this.keyOf(delta[j]), ids[delta[j]]) < 0);
+      if (takeSnapshot) {
+        perm[out] = this.#perm[i];
+        keys[out++] = this.#permKeys[i++];
+      } else if (j < delta.length) {
+        perm[out] = delta[j];
+        keys[out++] = this.keyOf(delta[j++]);
+      }
+    }
+    this.#setSnapshot(perm.slice(0, out), keys.slice(0, out));
+  }
+
+  /**
+   * Up to `take` slots of `bits` (which holds `count` rows) in order, after skipping `skip`, within
+   * the walk's bounds; in reverse order when walking backward (for `last`/`before`).
+   */
+  select(bits: Uint32Array, count: number, walk: Walk): number[] {
+    const start = walk.from === null ? (walk.backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(walk.from, walk.backward);
+    const end = walk.until === null ? (walk.backward ? -1 : this.#perm.length) : this.#snapshotStart(walk.until, walk.backward) + (walk.backward ? 1 : -1);
+    const span = Math.max(0, walk.backward ? start - end : end - start);
+    // Rows visited walking: about (skip + take) per share of matches; ranking visits each match once.
+    const walkCost = ((walk.skip + walk.take) * span) / Math.max(count, 1);
+    const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
+    if (forcedStrategy === 'walk' || (forcedStrategy === null && walkCost <= count)) return this.#walk(walk, accept);
+    return this.#ranked(bits, walk, start);
+  }
+
+  /** Where a slot stands in this order, for its cursor and for comparisons. */
+  positionOf(slot: number): Position {
+    return { key: this.keyOf(slot), id: this.table.ids[slot] };
+  }
+
+  /** Orders two slots as this order does (negative: a first). */
+  compareSlots(a: number, b: number): number {
+    return compare(this.keyOf(a), this.table.ids[a], this.keyOf(b), this.table.ids[b]);
+  }
+
+  /** Orders two positions (negative: a first). */
+  comparePositions(a: Position, b: Position): number {
+    return compare(a.key, a.id, b.key, b.id);
+  }
+
+  /** Orders a slot against a position (negative: the slot comes first). */
+  comparePosition(slot: number, position: Position): number {
+    return compare(this.keyOf(slot), this.table.ids[slot], position.key, position.id);
+  }
+
+  /** Walks the snapshot and the changed rows together, testing each row. */
+  #walk(walk: Walk, accept: (slot: number) => boolean): number[] {
+    const { from, until, backward } = walk;
+    let skip = walk.skip;
+    const ids = this.table.ids;
+    const delta = this.#sortedDelta();
+    const found: number[] = [];
+    const step = backward ? -1 : 1;
+    let i = from === null ? (backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(from, backward);
+    let j = from === null ? (backward ? delta.length - 1 : 0) : this.#listStart(delta, from, backward);
+    const inSnapshot = () => i >= 0 && i < this.#perm.length;
+    const inDelta = () => j >= 0 && j < delta.length;
+    while (found.length < walk.take) {
+      while (inSnapshot() && this.#dirty.has(this.#perm[i])) i += step;
+      if (!inSnapshot() && !inDelta()) break;
+      let slot: number;
+      if (inSnapshot() && (!inDelta() || compare(this.#permKeys[i], ids[this.#perm[i]], this.keyOf(delta[j]), ids[delta[j]]) * step < 0)) {
+        slot = this.#perm[i];
+        i += step;
+      } else {
+        slot = delta[j];
+        j += step;
+      }
+      if (until !== null && compare(this.keyOf(slot), ids[slot], until.key, until.id) * step >= 0) break;
+      if (!accept(slot)) continue;
+      if (skip > 0) skip--;
+      else found.push(slot);
+    }
+    return found;
+  }
+
+  /**
+   * Places the matching snapshot rows in a bitset by rank and reads it in order, merging in the
+   * matching changed rows (sorted on the spot: they are few).
+   */
+  #ranked(bits: Uint32Array, walk: Walk, start: number): number[] {
+    const ranks = new Uint32Array(Math.max(1, Math.ceil(this.#perm.length / 32)));
+    const changed: number[] = [];
+    const rankOf = this.#rankOf;
+    for (let w = 0; w < bits.length; w++) {
+      let word = bits[w];
+      while (word !== 0) {
+        const lowest = word & -word;
+        const slot = (w << 5) + 31 - Math.clz32(lowest);
+        word ^= lowest;
+        const rank = slot < rankOf.length ? rankOf[slot] : NO_RANK;
+        if (rank === NO_RANK || this.#dirty.has(slot)) {
+          if (this.table.alive.has(slot)) changed.push(slot);
+        } else ranks[rank >>> 5] |= 1 << (rank & 31);
+      }
+    }
+    const ids = this.table.ids;
+    changed.sort((a, b) => compare(this.keyOf(a), ids[a], this.keyOf(b), ids[b]));
+    const { from, until, backward } = walk;
+    const step = backward ? -1 : 1;
+    let j = from === null ? (backward ? changed.length - 1 : 0) : this.#listStart(changed, from, backward);
+    let rank = nextRank(ranks, start, backward, this.#perm.length);
+    let skip = walk.skip;
+    const found: number[] = [];
+    while (found.length < walk.take) {
+      const inDelta = j >= 0 && j < changed.length;
+      if (rank === -1 && !inDelta) break;
+      let slot: number;
+      if (rank !== -1 && (!inDelta || compare(this.#permKeys[rank], ids[this.#perm[rank]], this.keyOf(changed[j]), ids[changed[j]]) * step < 0)) {
+        slot = this.#perm[rank];
+        rank = nextRank(ranks, rank + step, backward, this.#perm.length);
+      } else {
+        slot = changed[j];
+        j += step;
+      }
+      if (until !== null && compare(this.keyOf(slot), ids[slot], until.key, until.id) * step >= 0) break;
+      if (skip > 0) skip--;
+      else found.push(slot);
+    }
+    return found;
+  }
+
+  /** First snapshot index strictly after `from`; walking backward, the last one strictly before it. */
+  #snapshotStart(from: Position, backward: boolean): number {
+    const ids = this.table.ids;
+    let lo = 0;
+    let hi = this.#perm.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.#permKeys[mid], ids[this.#perm[mid]], from.key, from.id) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (!backward) return lo;
+    let before = lo - 1;
+    while (before >= 0 && compare(this.#permKeys[before], ids[this.#perm[before]], from.key, from.id) === 0) before--;
+    return before;
+  }
+
+  /** The same in a sorted list of slots (current keys). */
+  #listStart(slots: number[], from: Position, backward: boolean): number {
+    const ids = this.table.ids;
+    let lo = 0;
+    let hi = slots.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.keyOf(slots[mid]), ids[slots[mid]], from.key, from.id) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (!backward) return lo;
+    let before = lo - 1;
+    while (before >= 0 && compare(this.keyOf(slots[before]), ids[slots[before]], from.key, from.id) === 0) before--;
+    return before;
+  }
+
+  #sortedDelta(): number[] {
+    if (this.#delta) return this.#delta;
+    const ids = this.table.ids;
+    const live = this.#dirtyList.filter((slot) => this.table.alive.has(slot));
+    live.sort((a, b) => compare(this.keyOf(a), ids[a], this.keyOf(b), ids[b]));
+    this.#delta = live;
+    return live;
+  }
+
+  #setSnapshot(perm: Uint32Array, keys: Float64Array): void {
+    this.#perm = perm;
+    this.#permKeys = keys;
+    if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(Math.max(this.table.size, this.#rankOf.length * 2));
+    this.#rankOf.fill(NO_RANK);
+    for (let rank = 0; rank < perm.length; rank++) this.#rankOf[perm[rank]] = rank;
+    for (const slot of this.#dirtyList) this.#dirty.clear(slot);
+    this.#dirtyList = [];
+    this.#delta = null;
+  }
+}
+
+/** The next set bit at or after `at` (at or before when backward), or -1. */
+function nextRank(bits: Uint32Array, at: number, backward: boolean, size: number): number {
+  if (at < 0 || at >= size) return -1;
+  let w = at >>> 5;
+  if (!backward) {
+    let word = bits[w] & (~0 << (at & 31));
+    for (;;) {
+      if (word !== 0) {
+        const rank = (w << 5) + 31 - Math.clz32(word & -word);
+        return rank < size ? rank : -1;
+      }
+      if (++w >= bits.length) return -1;
+      word = bits[w];
+    }
+  }
+  const shift = 31 - (at & 31);
+  let word = shift === 0 ? bits[w] : bits[w] & (~0 >>> shift);
+  for (;;) {
+    if (word !== 0) return (w << 5) + 31 - Math.clz32(word);
+    if (--w < 0) return -1;
+    word = bits[w];
+  }
+}

@@ -1,0 +1,301 @@
+import { Bitset } from './bitset.js';
+import { hashOf, Int32Column } from './row-table.js';
+
+// Substring search over a text column (`lower(username) LIKE '%q%'`): the distinct texts of the
+// column (its dictionary: a few thousand full names or video descriptions stand for millions of
+// rows) are indexed by trigram; a query takes the rarest trigram's texts, keeps those containing
+// it, and reaches their rows through the slots grouped by text: one array of slots ordered by
+// entry (built after the load, and again once enough rows changed) plus the short list of slots
+// that changed since, checked one by one. Reading a group is sequential, where a linked list per
+// text costs a dependent cache miss per row. When the texts cover a large share of the rows, one
+// pass over every slot's entry is cheaper still; when they cover nearly all of them, the rows of
+// the other texts are taken away from every row with a text.
+//
+// Texts are stored as PostgreSQL's lower() made them, and queries are lower-cased the way the SQL
+// path lower-cases them, so a match here is a match there: a literal substring.
+
+/** A group's row costs a few ns (a random bit write), a scanned slot about 1 ns: scan past 1 in 4. */
+const SCAN_WHEN_ROWS_OVER = 4;
+/** The groups are rebuilt once this share of the slots changed since they were built. */
+const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
+
+interface Posting {
+  data: Uint32Array;
+  length: number;
+}
+
+const trigramKey = (text: string, at: number) => text.charCodeAt(at) * 4294967296 + text.charCodeAt(at + 1) * 65536 + text.charCodeAt(at + 2);
+
+export class TextIndex {
+  /** Distinct texts; an entry's text never changes and entries are never removed. */
+  readonly entries: string[] = [];
+  #entryHashes = new Uint32Array(1024);
+  #table = new Int32Array(2048);
+  /** Rows per entry, to choose between the groups and a scan. */
+  #entryRows = new Int32Array(1024);
+  /** Scratch: 1 at entry + 1 for the wanted entries, all 0 between calls. */
+  #wanted = new Uint8Array(0);
+  readonly #entryOf = new Int32Column();
+  /** The slots grouped by entry when built: entry e's are groupSlots[groupStart[e] … groupStart[e + 1]). */
+  #groupStart = new Int32Array(1);
+  #groupSlots = new Int32Array(0);
+  /** Slots whose entry changed since the groups were built: their group membership is stale. */
+  #changed = new Bitset();
+  #changedSlots: number[] = [];
+  #slots = 0;
+  /** Slots with a text, and how many. */
+  readonly #present = new Bitset();
+  #rowsWithText = 0;
+  readonly #trigrams = new Map<number, Posting>();
+  /** Query → matching entries among the first `upTo`: entries only grow, so a result extends. */
+  readonly #matches = new Map<string, { upTo: number; entries: number[] }>();
+  /** Query → the bitset of its rows, valid while no row changes its text (`#version`). */
+  readonly #rows = new Map<string, { version: number; bits: Uint32Array }>();
+  #version = 0;
+  #spare: Uint32Array | null = null;
+
+  entryOf(slot: number): number {
+    return slot < this.#entryOf.data.length ? this.#entryOf.data[slot] : -1;
+  }
+
+  /** After a bulk load: drops the growth room of the trigram postings (most of their memory) and groups the slots. */
+  trim(): void {
+    for (const posting of this.#trigrams.values()) {
+      if (posting.data.length > posting.length) posting.data = posting.data.slice(0, Math.max(posting.length, 1));
+    }
+    this.#group();
+  }
+
+  /** Groups every slot by entry (a counting sort) and forgets the changes. */
+  #group(): void {
+    const entryOf = this.#entryOf.data;
+    const slots = this.#slots;
+    const start = new Int32Array(this.entries.length + 1);
+    for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) start[entryOf[slot] + 1]++;
+    for (let entry = 0; entry < this.entries.length; entry++) start[entry + 1] += start[entry];
+    const fill = start.slice(0, this.entries.length);
+    const grouped = new Int32Array(start[this.entries.length]);
+    for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) grouped[fill[entryOf[slot]]++] = slot;
+    this.#groupStart = start;
+    this.#groupSlots = grouped;
+    this.#changed = new Bitset(slots);
+    this.#changedSlots = [];
+  }
+
+  /** The slot's text becomes `text` (null: none). */
+  set(slot: number, text: string | null): void {
+    this.#entryOf.ensure(slot + 1);
+    if (slot >= this.#slots) this.#slots = slot + 1;
+    const before = this.#entryOf.data[slot];
+    const after = text === null ? -1 : this.#entryFor(text);
+    if (before === after) return;
+    this.#version++;
+    if (before !== -1) this.#entryRows[before]--;
+    if (after !== -1) this.#entryRows[after]++;
+    if ((before === -1) !== (after === -1)) {
+      this.#rowsWithText += after === -1 ? -1 : 1;
+      this.#present.grow(slot + 1);
+      this.#present.assign(slot, after !== -1);
+    }
+    this.#entryOf.data[slot] = after;
+    this.#changed.grow(slot + 1);
+    if (!this.#changed.has(slot)) {
+      this.#changed.set(slot);
+      this.#changedSlots.push(slot);
+    }
+  }
+
+  /** The entries whose text contains `query` (already lower-cased). */
+  matchingEntries(query: string): number[] {
+    let cached = this.#matches.get(query);
+    if (!cached) {
+      if (this.#matches.size >= 1_000) this.#matches.delete(this.#matches.keys().next().value as string);
+      cached = { upTo: 0, entries: [] };
+      this.#matches.set(query, cached);
+    }
+    if (cached.upTo < this.entries.length) {
+      for (const entry of this.#candidates(query, cached.upTo)) {
+        if (this.entries[entry].includes(query)) cached.entries.push(entry);
+      }
+      cached.upTo = this.entries.length;
+    }
+    return cached.entries;
+  }
+
+  /**
+   * The rows whose text contains `query` (or equals it, or starts with it), as a bitset of `words`
+   * words; cached until a row's text changes. Read it before the next call (its bitset may be
+   * reused then) and do not modify it.
+   */
+  rowsMatching(query: string, words: number, how: 'contains' | 'prefix' | 'equals' = 'contains'): Uint32Array {
+    const key = `${how}\u0000${query}`;
+    const cached = this.#rows.get(key);
+    if (cached && cached.version === this.#version && cached.bits.length >= words) return cached.bits;
+    // The bitset an evicted result left behind is reused: a fresh one per search is garbage.
+    const spare = this.#spare;
+    this.#spare = null;
+    const bits = spare !== null && spare.length === words ? spare.fill(0) : new Uint32Array(words);
+    let entries = this.matchingEntries(query);
+    if (how === 'prefix') entries = entries.filter((entry) => this.entries[entry].startsWith(query));
+    if (how === 'equals') entries = entries.filter((entry) => this.entries[entry] === query);
+    this.#slotsOf(bits, entries);
+    this.#rows.delete(key);
+    if (this.#rows.size >= 32) {
+      const oldest = this.#rows.keys().next().value as string;
+      this.#spare = this.#rows.get(oldest)!.bits;
+      this.#rows.delete(oldest);
+    }
+    this.#rows.set(key, { version: this.#version, bits });
+    return bits;
+  }
+
+  /** out (all 0 on entry) = the slots of the given entries. */
+  #slotsOf(out: Uint32Array, entries: readonly number[]): void {
+    let rows = 0;
+    for (const entry of entries) rows += this.#entryRows[entry];
+    const slots = Math.min(this.#slots, out.length * 32);
+    if (this.#changedSlots.length > Math.max(1024, this.#slots * REBUILD_WHEN_CHANGED_OVER)) this.#group();
+    if (rows * SCAN_WHEN_ROWS_OVER > slots) {
+      if ((this.#rowsWithText - rows) * SCAN_WHEN_ROWS_OVER <= slots) return this.#allBut(out, entries);
+      return this.#scanInto(out, entries, slots);
+    }
+    const start = this.#groupStart;
+    const grouped = this.#groupSlots;
+    const changed = this.#changed.words;
+    const groups = start.length - 1;
+    for (const entry of entries) {
+      if (entry >= groups) continue; // a text first seen after the grouping: its slots all changed
+      for (let k = start[entry], end = start[entry + 1]; k < end; k++) {
+        const slot = grouped[k];
+        const bit = 1 << (slot & 31);
+        if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] |= bit;
+      }
+    }
+    if (this.#changedSlots.length === 0) return;
+    const wanted = this.#wantedOf(entries);
+    const entryOf = this.#entryOf.data;
+    for (const slot of this.#changedSlots) {
+      if (wanted[entryOf[slot] + 1] === 1) out[slot >>> 5] |= 1 << (slot & 31);
+    }
+    for (const entry of entries) wanted[entry + 1] = 0;
+  }
+
+  /** The scratch marking `entries` (shifted by one, so a slot without text, -1, reads a 0); clear it after use. */
+  #wantedOf(entries: readonly number[]): Uint8Array {
+    // Reused rather than allocated per search: at a million names it is a megabyte.
+    if (this.#wanted.length < this.entries.length + 1) this.#wanted = new Uint8Array(Math.max(this.entries.length + 1, this.#wanted.length * 2));
+    const wanted = this.#wanted;
+    for (const entry of entries) wanted[entry + 1] = 1;
+    return wanted;
+  }
+
+  /** out (all 0) = every slot with a text, less the slots of the entries not in `entries`. */
+  #allBut(out: Uint32Array, entries: readonly number[]): void {
+    const present = this.#present.words;
+    const words = Math.min(out.length, present.length);
+    for (let i = 0; i < words; i++) out[i] = present[i];
+    const wanted = this.#wantedOf(entries);
+    const start = this.#groupStart;
+    const grouped = this.#groupSlots;
+    const changed = this.#changed.words;
+    for (let entry = 0, groups = start.length - 1; entry < groups; entry++) {
+      if (wanted[entry + 1] === 1) continue;
+      for (let k = start[entry], end = start[entry + 1]; k < end; k++) {
+        const slot = grouped[k];
+        const bit = 1 << (slot & 31);
+        if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] &= ~bit;
+      }
+    }
+    const entryOf = this.#entryOf.data;
+    for (const slot of this.#changedSlots) {
+      const entry = entryOf[slot];
+      if (entry !== -1 && wanted[entry + 1] === 0) out[slot >>> 5] &= ~(1 << (slot & 31));
+    }
+    for (const entry of entries) wanted[entry + 1] = 0;
+  }
+
+  /** Every slot whose entry is one of `entries`, found in one pass over the slots. */
+  #scanInto(out: Uint32Array, entries: readonly number[], slots: number): void {
+    const wanted = this.#wantedOf(entries);
+    const entryOf = this.#entryOf.data;
+    for (let base = 0; base < slots; base += 32) {
+      const end = Math.min(base + 32, slots);
+      let word = 0;
+      for (let slot = base; slot < end; slot++) word |= wanted[entryOf[slot] + 1] << (slot - base);
+      if (word !== 0) out[base >>> 5] |= word;
+    }
+    for (const entry of entries) wanted[entry + 1] = 0;
+  }
+
+  /** Entries from `from` on that may contain `query`: those of its rarest trigram, or all for short queries. */
+  *#candidates(query: string, from: number): Generator<number> {
+    if (query.length < 3) {
+      for (let entry = from; entry < this.entries.length; entry++) yield entry;
+      return;
+    }
+    let rarest: Posting | undefined;
+    for (let at = 0; at + 3 <= query.length; at++) {
+      const posting = this.#trigrams.get(trigramKey(query, at));
+      if (!posting) return;
+      if (!rarest || posting.length < rarest.length) rarest = posting;
+    }
+    // Postings are in entry order: skip to the first entry at or after `from`.
+    let lo = 0;
+    let hi = rarest!.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (rarest!.data[mid] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < rarest!.length; i++) yield rarest!.data[i];
+  }
+
+  #entryFor(text: string): number {
+    const hash = hashOf(text);
+    const mask = this.#table.length - 1;
+    let place = hash & mask;
+    for (; this.#table[place] !== 0; place = (place + 1) & mask) {
+      const entry = this.#table[place] - 1;
+      if (this.#entryHashes[entry] === hash && this.entries[entry] === text) return entry;
+    }
+    const entry = this.entries.length;
+    this.entries.push(text);
+    if (entry >= this.#entryHashes.length) {
+      const hashes = new Uint32Array(this.#entryHashes.length * 2);
+      hashes.set(this.#entryHashes);
+      this.#entryHashes = hashes;
+      const rows = new Int32Array(this.#entryRows.length * 2);
+      rows.set(this.#entryRows);
+      this.#entryRows = rows;
+    }
+    this.#entryHashes[entry] = hash;
+    if ((this.entries.length) * 2 > this.#table.length) this.#rehash();
+    else this.#table[place] = entry + 1;
+    // Each distinct trigram once per entry, so a posting never lists an entry twice.
+    const seen = new Set<number>();
+    for (let at = 0; at + 3 <= text.length; at++) {
+      const key = trigramKey(text, at);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      let posting = this.#trigrams.get(key);
+      if (!posting) this.#trigrams.set(key, (posting = { data: new Uint32Array(4), length: 0 }));
+      if (posting.length === posting.data.length) {
+        const grown = new Uint32Array(posting.data.length * 2);
+        grown.set(posting.data);
+        posting.data = grown;
+      }
+      posting.data[posting.length++] = entry;
+    }
+    return entry;
+  }
+
+  #rehash(): void {
+    this.#table = new Int32Array(this.#table.length * 2);
+    const mask = this.#table.length - 1;
+    for (let entry = 0; entry < this.entries.length; entry++) {
+      let place = this.#entryHashes[entry] & mask;
+      while (this.#table[place] !== 0) place = (place + 1) & mask;
+      this.#table[place] = entry + 1;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { Bitset, orInto } from './bitset.js';
+
+// A bitmap per distinct value of a low-cardinality column (platform, country, language, gender,
+// a yes/no flag, a category): `country IN (…)` is the OR of a few bitmaps. A single-valued column
+// also remembers each slot's value, as a small code per slot, to move the slot on update.
+
+const NONE = 0;
+
+export class ValueIndex<V extends string | number | boolean> {
+  readonly #bitmaps: Bitset[] = [new Bitset()];
+  readonly #codes = new Map<V, number>();
+  readonly #values: V[] = [undefined as unknown as V];
+  /** Single-valued columns: the code of each slot's value (0: none). */
+  #codeOf: Uint16Array | Uint32Array = new Uint16Array(1024);
+
+  constructor(private readonly multi = false) {}
+
+  /** The slot's value(s) become `values` (null or [] for none: the slot is in no bitmap). */
+  set(slot: number, values: V | readonly V[] | null): void {
+    const next = values === null ? [] : Array.isArray(values) ? (values as readonly V[]) : [values as V];
+    if (this.multi) {
+      // Few distinct values (categories): clearing the slot everywhere costs less than remembering.
+      for (const bitmap of this.#bitmaps) bitmap.clear(slot);
+    } else {
+      this.#ensure(slot + 1);
+      const previous = this.#codeOf[slot];
+      if (previous !== NONE) this.#bitmaps[previous].clear(slot);
+      this.#codeOf[slot] = next.length > 0 ? this.#codeFor(next[0]) : NONE;
+    }
+    for (const value of next) {
+      const bitmap = this.#bitmaps[this.#codeFor(value)];
+      bitmap.grow(slot + 1);
+      bitmap.set(slot);
+    }
+  }
+
+  /** out |= the slots holding any of `values`. */
+  unionInto(out: Uint32Array, values: readonly V[], words: number): void {
+    for (const value of values) {
+      const code = this.#codes.get(value);
+      if (code !== undefined) orInto(out, this.#bitmaps[code].words, words);
+    }
+  }
+
+  /** The bitmap of one value, or null when no slot ever held it. */
+  bitmap(value: V): Uint32Array | null {
+    const code = this.#codes.get(value);
+    return code === undefined ? null : this.#bitmaps[code].words;
+  }
+
+  get distinctValues(): number {
+    return this.#codes.size;
+  }
+
+  #codeFor(value: V): number {
+    let code = this.#codes.get(value);
+    if (code === undefined) {
+      code = this.#values.length;
+      this.#codes.set(value, code);
+      this.#values.push(value);
+      this.#bitmaps.push(new Bitset());
+      // Past 65,535 values a slot's code needs 32 bits.
+      if (code > 0xffff && this.#codeOf instanceof Uint16Array) this.#codeOf = Uint32Array.from(this.#codeOf);
+    }
+    return code;
+  }
+
+  #ensure(size: number): void {
+    if (size <= this.#codeOf.length) return;
+    const grown = this.#codeOf instanceof Uint16Array ? new Uint16Array(Math.max(size, this.#codeOf.length * 2)) : new Uint32Array(Math.max(size, this.#codeOf.length * 2));
+    grown.set(this.#codeOf);
+    this.#codeOf = grown;
+  }
+}

@@ -1,0 +1,278 @@
+import type { VideoFilter } from '../inputs/videos.js';
+import type { ChannelIndexRow } from '../store/channels.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
+import { genderToCode } from '../store/values.js';
+import { channelNumericBounds, needsChannel, videoOrder, type VideoIndexRow, type VideoSearch } from '../store/videos.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
+import type { IndexPage } from './creators.js';
+import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
+import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { RangeIndex } from './range-index.js';
+import { ResultCache } from './result-cache.js';
+import { Float64Column, Int32Column, RowTable } from './row-table.js';
+import { SortOrder } from './sort-order.js';
+import { TextIndex } from './text-index.js';
+import { ValueIndex } from './value-index.js';
+
+// Video search in memory, with its channel filters: the channels matching the channel conditions
+// are found first (a table of their own), then the videos of those channels.
+
+type ChannelColumn = (typeof channelNumericBounds)[number][2];
+
+const channelValue: Record<ChannelColumn, (row: ChannelIndexRow) => number> = {
+  follower_count: (row) => row.followerCount,
+  avg_engagement_rate: (row) => row.avgEngagementRate,
+  avg_comment_count: (row) => row.avgCommentCount,
+  avg_like_count: (row) => row.avgLikeCount,
+  avg_play_count: (row) => row.avgPlayCount,
+  recent_month_publish_count: (row) => row.recentMonthPublishCount,
+};
+const channelCountColumns = new Set<ChannelColumn>(['follower_count', 'recent_month_publish_count']);
+
+/** Below this share of the videos, channel conditions are checked video by video. */
+const FEW_VIDEOS = 1 / 16;
+
+class ChannelTable {
+  readonly table = new RowTable();
+  readonly country = new ValueIndex<string>();
+  readonly gender = new ValueIndex<number>();
+  readonly numeric = Object.fromEntries(
+    Object.keys(channelValue).map((column) => [column, { range: new RangeIndex(true), unit: channelCountColumns.has(column as ChannelColumn) ? 'count' : 'cents' }]),
+  ) as Record<ChannelColumn, NumericColumn>;
+  /** The first video of each channel, linked through VideoIndex's next/prev. */
+  readonly firstVideo = new Int32Column();
+
+  upsert(row: ChannelIndexRow): number {
+    const slot = this.table.slotFor(row.channelId, row.channelId, () => {});
+    this.firstVideo.ensure(slot + 1);
+    this.table.markAlive(slot, true);
+    this.country.set(slot, row.country);
+    this.gender.set(slot, row.gender);
+    for (const [column, value] of Object.entries(channelValue)) this.numeric[column as ChannelColumn].range.set(slot, value(row));
+    this.table.version++;
+    return slot;
+  }
+
+  remove(channelId: string): void {
+    const slot = this.table.slotOf(channelId);
+    if (slot === -1) return;
+    this.table.markAlive(slot, false);
+    this.table.version++;
+  }
+
+  rebalance(): void {
+    for (const { range } of Object.values(this.numeric)) range.rebalance(this.table.size);
+  }
+
+  /** The channels matching the channel conditions of a video filter. */
+  match(filter: VideoFilter, pool: BitsetPool): Uint32Array {
+    const match = new Matcher(this.table.words, pool, this.table.alive.words);
+    if (filter.locations?.length) match.values(this.country, filter.locations.map((code) => code.toUpperCase()));
+    if (filter.gender) match.bitmap(this.gender.bitmap(genderToCode(filter.gender)));
+    for (const [minKey, maxKey, column] of channelNumericBounds) {
+      const { range, unit } = this.numeric[column];
+      match.range(range, inclusiveBounds(unit, filter[minKey], filter[maxKey]));
+    }
+    return match.finish().bits;
+  }
+}
+
+export class VideoIndex {
+  readonly table = new RowTable();
+  readonly #channels = new ChannelTable();
+  readonly #channelOf = new Int32Column();
+  readonly #nextInChannel = new Int32Column();
+  readonly #prevInChannel = new Int32Column();
+  readonly #category = new ValueIndex<number>();
+  readonly #videoType = new ValueIndex<number>();
+  // Every video search has a date window over millions of rows: 128 buckets (+24 MB at 2M videos)
+  // leave a quarter of the rows to test at its edges, each a cache miss on the dates.
+  readonly #createAt = new RangeIndex(false, 128);
+  readonly #plays = new Float64Column();
+  readonly #title = new TextIndex();
+  readonly #description = new TextIndex();
+  readonly #newest = new SortOrder(this.table, (slot) => this.#createAt.values.data[slot]);
+  readonly #mostPlayed = new SortOrder(this.table, (slot) => this.#plays.data[slot]);
+  readonly #pool = new BitsetPool();
+  readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
+  #loaded = false;
+
+  upsertChannel(row: ChannelIndexRow): void {
+    this.#channels.upsert(row);
+    // Channel conditions decide which videos match: cached video results are stale too.
+    this.table.version++;
+  }
+
+  removeChannel(channelId: string): void {
+    this.#channels.remove(channelId);
+    this.table.version++;
+  }
+
+  hasChannel(channelId: string): boolean {
+    return this.#channels.table.slotOf(channelId) !== -1;
+  }
+
+  /** Adds or replaces a video; its channel must have been upserted. */
+  upsert(row: VideoIndexRow): void {
+    const slot = this.table.slotFor(row.videoId, row.videoId, () => {});
+    for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.ensure(slot + 1);
+    this.#plays.ensure(slot + 1);
+    this.table.markAlive(slot, true);
+    this.#setChannel(slot, this.#channels.table.slotOf(row.channelId));
+    this.#category.set(slot, row.categoryId);
+    this.#videoType.set(slot, row.videoType);
+    this.#createAt.set(slot, row.createAt);
+    this.#plays.data[slot] = row.playCount;
+    this.#title.set(slot, row.title);
+    this.#description.set(slot, row.description);
+    this.#touched(slot);
+  }
+
+  remove(videoId: string): void {
+    const slot = this.table.slotOf(videoId);
+    if (slot === -1 || !this.table.alive.has(slot)) return;
+    this.table.markAlive(slot, false);
+    this.#setChannel(slot, -1);
+    this.#touched(slot);
+  }
+
+  finishLoad(): void {
+    this.#channels.rebalance();
+    this.#createAt.rebalance(this.table.size);
+    this.#title.trim();
+    this.#description.trim();
+    this.#newest.rebuild();
+    this.#mostPlayed.rebuild();
+    this.#loaded = true;
+    this.table.version++;
+  }
+
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  get channelCount(): number {
+    return this.#channels.table.aliveCount;
+  }
+
+  search(search: VideoSearch, page: PageArgs): IndexPage {
+    const { bits, count } = this.#match(search.filter);
+    const sort = videoOrder(search);
+    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
+      if (cursor == null) return null;
+      const values = decodeCursor(sort, cursor, field);
+      return search.sort === 'NEWEST'
+        ? { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } }
+        : { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
+    };
+    const after = decode(page.after, 'after');
+    const before = decode(page.before, 'before');
+    const segments = this.#segments(search, bits, count);
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
+    return {
+      ids: result.slots.map((slot) => this.table.ids[slot]),
+      cursors: result.positions.map(({ rank, position }) =>
+        encodeCursor(sort.name, search.sort === 'NEWEST' ? [new Date(position.key).toISOString(), position.id] : [rank, position.key, position.id]),
+      ),
+      hasNextPage: result.hasNextPage,
+      hasPreviousPage: result.hasPreviousPage,
+      total: count,
+    };
+  }
+
+  #match(filter: VideoFilter): { bits: Uint32Array; count: number } {
+    const key = JSON.stringify(filter);
+    const cached = this.#cache.get(key, this.table.version);
+    if (cached) return cached;
+    const match = new Matcher(this.table.words, this.#pool, this.table.alive.words);
+    if (filter.categorys?.length) match.values(this.#category, filter.categorys);
+    if (filter.videoType) match.bitmap(this.#videoType.bitmap(filter.videoType === 'SHORT' ? 2 : 1));
+    if (filter.query) match.text([this.#title, this.#description], filter.query.toLowerCase());
+    match.range(this.#createAt, instantBounds(filter));
+    if (needsChannel(filter)) {
+      const channels = this.#channels.match(filter, this.#pool);
+      const inChannels = (slot: number) => {
+        const channel = this.#channelOf.data[slot];
+        return channel !== -1 && (channels[channel >>> 5] & (1 << (channel & 31))) !== 0;
+      };
+      // Few videos left: check their channel one by one; else gather the videos of the channels.
+      if (match.count() < this.table.aliveCount * FEW_VIDEOS) match.keep(inChannels);
+      else match.computed((out) => this.#videosOf(channels, out));
+      this.#pool.give(channels);
+    }
+    const result = match.finish();
+    this.#cache.set(key, this.table.version, result);
+    return result;
+  }
+
+  /** out |= the videos of the channels in `channels`. */
+  #videosOf(channels: Uint32Array, out: Uint32Array): void {
+    const first = this.#channels.firstVideo.data;
+    const next = this.#nextInChannel.data;
+    for (let i = 0; i < channels.length; i++) {
+      let word = channels[i];
+      while (word !== 0) {
+        const lowest = word & -word;
+        const channel = (i << 5) + 31 - Math.clz32(lowest);
+        for (let video = first[channel]; video !== -1; video = next[video]) out[video >>> 5] |= 1 << (video & 31);
+        word ^= lowest;
+      }
+    }
+  }
+
+  /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
+  #segments(search: VideoSearch, bits: Uint32Array, count: number): Segment[] {
+    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
+    const query = (search.filter.query ?? '').toLowerCase();
+    const words = this.table.words;
+    const tiers = (['equals', 'prefix', 'contains'] as const).map((how) => {
+      const tier = this.#pool.take(words);
+      copyInto(tier, this.#title.rowsMatching(query, words, how), words);
+      return tier;
+    });
+    const higher = this.#pool.take(words);
+    const rest = this.#pool.take(words);
+    copyInto(rest, bits, words);
+    const segments: Segment[] = tiers.map((tier, i) => {
+      andInto(tier, bits, words);
+      andNotInto(tier, higher, words);
+      orInto(higher, tier, words);
+      return { rank: 3 - i, bits: tier, count: popcount(tier, words), order: this.#mostPlayed };
+    });
+    andNotInto(rest, higher, words);
+    this.#pool.give(higher);
+    segments.push({ rank: 0, bits: rest, count: popcount(rest, words), order: this.#mostPlayed });
+    return segments;
+  }
+
+  /** Moves a video to another channel's list (-1: none). */
+  #setChannel(slot: number, channel: number): void {
+    const before = this.#channelOf.data[slot];
+    if (before === channel) return;
+    const first = this.#channels.firstVideo;
+    const next = this.#nextInChannel.data;
+    const prev = this.#prevInChannel.data;
+    if (before !== -1) {
+      if (prev[slot] === -1) first.data[before] = next[slot];
+      else next[prev[slot]] = next[slot];
+      if (next[slot] !== -1) prev[next[slot]] = prev[slot];
+    }
+    this.#channelOf.data[slot] = channel;
+    if (channel !== -1) {
+      first.ensure(channel + 1);
+      const head = first.data[channel];
+      next[slot] = head;
+      prev[slot] = -1;
+      if (head !== -1) prev[head] = slot;
+      first.data[channel] = slot;
+    }
+  }
+
+  #touched(slot: number): void {
+    this.table.version++;
+    if (!this.#loaded) return;
+    this.#newest.touch(slot);
+    this.#mostPlayed.touch(slot);
+  }
+}
