@@ -11,75 +11,144 @@ export interface Caller {
   keyId: string;
   accountId: string;
   planId: string;
+  /** The endpoint ids the plan covers. */
+  endpoints: string[];
   ratePerSecond: number;
   burst: number;
   maxInFlight: number;
+  subscriptionEndsAt: Date | null;
 }
 
 export interface Reservation {
   /** Units left on the account once this reservation holds. */
   remaining: number;
+  /** The units reserved. */
+  units: number;
+  /** Whether refund() has given them back. */
+  readonly refunded: boolean;
+  /** Gives the units back. Never throws: a refund the database cannot take now is retried later. */
   refund(): Promise<void>;
 }
 
 export interface AccessService {
   /** The caller behind an `Authorization` header, or ApiError UNAUTHENTICATED. */
   identify(authorization: string | null): Promise<Caller>;
+  /** Forgets the keys it knows, after this process changed one (rotate, disable, delete). */
+  forgetKeys(): void;
   /** Takes a rate token and an in-flight slot, or ApiError RATE_LIMITED; returns the release. */
   admit(caller: Caller): Promise<() => Promise<void>>;
   /** Checks plan and subscription and reserves the cost atomically, or ApiError FORBIDDEN/QUOTA_EXHAUSTED. */
   reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation>;
   /** Units left, for X-Quota-Remaining when nothing was charged. */
   remaining(caller: Caller): Promise<number>;
+  /** Units of the account this process holds in a lease and has not sold (counted as used in the database). */
+  unsold(accountId: string): number;
+  /** Units whose refund is still waiting for the database (they are retried until it takes them). */
+  pendingRefunds(): number;
+  /** Tries the waiting refunds once more, for a clean shutdown. */
+  close(): Promise<void>;
 }
 
+/**
+ * One request's way through the pipeline. The request's AbortSignal ends it early: a client that
+ * has gone away (its timeout fired, it was cancelled, its process stopped) frees its in-flight
+ * slot at once and pays nothing, even for a result computed just before it left.
+ */
 export class RequestAccess {
   caller: Caller | null = null;
   private release: (() => Promise<void>) | null = null;
-  private readonly reservations: { root: string; reservation: Reservation }[] = [];
+  private readonly reservations: { root: string; endpoint: EndpointId; reservation: Reservation }[] = [];
   private lastRemaining: number | null = null;
+  private abandoned = false;
 
   constructor(
     private readonly service: AccessService,
     readonly authorization: string | null,
-  ) {}
+    readonly signal?: AbortSignal,
+  ) {
+    signal?.addEventListener('abort', () => void this.abandon(), { once: true });
+  }
 
   /** Steps 2 and 3: who is calling, and may they call now. */
   async enter(): Promise<Caller> {
     const caller = await this.service.identify(this.authorization);
     this.caller = caller;
     this.release = await this.service.admit(caller);
+    // The client left while we waited for the limiter: give the slot back at once.
+    if (this.abandoned) await this.releaseSlot();
     return caller;
   }
 
   /** Step 5, once per metered root field: `root` names the field so its errors can refund it. */
   async reserve(endpoint: EndpointId, root: string): Promise<void> {
     if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
+    if (this.abandoned) throw new RequestAbandonedError();
     const reservation = await this.service.reserve(this.caller, endpoint, endpoints[endpoint].cost);
-    this.reservations.push({ root, reservation });
+    this.reservations.push({ root, endpoint, reservation });
     this.lastRemaining = reservation.remaining;
+    if (this.abandoned) await this.refundAll();
   }
 
   /**
    * Step 7: keeps the charge of every root field that succeeded and refunds the others, then frees
-   * the in-flight slot. Safe to call more than once.
+   * the in-flight slot, whatever happens to the refunds. Safe to call more than once.
    */
   async settle(failedRoots: ReadonlySet<string> | 'all'): Promise<void> {
-    const pending = this.reservations.splice(0);
-    for (const { root, reservation } of pending) {
-      if (failedRoots === 'all' || failedRoots.has(root)) {
-        await reservation.refund();
-        this.lastRemaining = null;
+    try {
+      for (const { root, reservation } of this.reservations) {
+        if (failedRoots === 'all' || failedRoots.has(root)) {
+          await reservation.refund();
+          this.lastRemaining = null;
+        }
       }
+    } finally {
+      await this.releaseSlot();
     }
-    const release = this.release;
-    this.release = null;
-    await release?.();
+  }
+
+  /** The client went away: nothing it asked for is charged, and its slot is free for its next call. */
+  async abandon(): Promise<void> {
+    this.abandoned = true;
+    try {
+      await this.refundAll();
+    } finally {
+      await this.releaseSlot();
+    }
+  }
+
+  /** Units kept per endpoint: what this request was charged. */
+  charged(): { endpoint: EndpointId; units: number }[] {
+    return this.reservations.filter(({ reservation }) => !reservation.refunded).map(({ endpoint, reservation }) => ({ endpoint, units: reservation.units }));
   }
 
   /** X-Quota-Remaining for an identified caller. */
   async quotaRemaining(): Promise<number | null> {
     if (!this.caller) return null;
     return this.lastRemaining ?? this.service.remaining(this.caller);
+  }
+
+  private async refundAll(): Promise<void> {
+    // Reservation.refund is idempotent: one already refunded by settle is not refunded twice.
+    for (const { reservation } of this.reservations) await reservation.refund();
+    this.lastRemaining = null;
+  }
+
+  private async releaseSlot(): Promise<void> {
+    const release = this.release;
+    this.release = null;
+    await release?.();
+  }
+}
+
+// The RequestAccess of a request, for what is decided after the response is made (headers, logs).
+const accessByRequest = new WeakMap<Request, RequestAccess>();
+export const attachAccess = (request: Request, access: RequestAccess): void => void accessByRequest.set(request, access);
+export const accessOf = (request: Request): RequestAccess | undefined => accessByRequest.get(request);
+
+/** Thrown into work that tries to go on after its client left; nobody reads the answer. */
+export class RequestAbandonedError extends Error {
+  override readonly name = 'AbortError';
+  constructor() {
+    super('the client closed the request');
   }
 }

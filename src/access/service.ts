@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import { ApiError } from '../errors.js';
-import { findActiveKey, hashKey, quotaRemaining, refundQuota, reserveQuota } from '../store/accounts.js';
+import { findActiveKey, hashKey, quotaRemaining, reserveQuota, type KeyOwner } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
 import type { EndpointId } from './endpoints.js';
 import type { Limiter } from './limits.js';
 import type { AccessService, Caller, Reservation } from './pipeline.js';
+import { QuotaMeter } from './quota-meter.js';
+import { createRefunds } from './refunds.js';
 
 const unauthorized = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
@@ -16,13 +18,62 @@ function rawKeyOf(authorization: string | null): string {
   return authorization;
 }
 
-export function createAccessService(db: Kysely<Database>, limiter: Limiter): AccessService {
+export interface AccessOptions {
+  /** Refunds the database still had not taken at shutdown: money an operator must settle by hand. */
+  onRefundsLost?: (owed: Map<string, number>, error: unknown) => void;
+  /**
+   * How long a key's identity (or its absence) is reused before the database is asked again: a
+   * disabled, rotated or deleted key stops working within this bound (0: ask every time).
+   */
+  keyCacheMs?: number;
+  /** Units per quota lease (0: every call reserves its own units in the database). */
+  quotaLeaseUnits?: number;
+  /** Leases are taken only while this many leases' worth of units would remain besides. */
+  quotaLeaseFloor?: number;
+  onError?: (error: unknown) => void;
+}
+
+const KEY_CACHE_ENTRIES = 10_000;
+
+const notInPlan = (planId: string, endpoint: EndpointId) => new ApiError('FORBIDDEN', `Forbidden: the ${planId} plan does not include ${endpoint}`);
+const subscriptionEnded = () => new ApiError('FORBIDDEN', 'Forbidden: the subscription has ended');
+
+export function createAccessService(db: Kysely<Database>, limiter: Limiter, options: AccessOptions = {}): AccessService {
+  const refunds = createRefunds(db, options.onRefundsLost ?? (() => {}));
+  const keyCacheMs = options.keyCacheMs ?? 2_000;
+  // Keyed by the key's hash, never the key; a Map iterates in insertion order (oldest first).
+  const identities = new Map<string, { owner: KeyOwner | null; until: number }>();
+  const meter = new QuotaMeter(db, {
+    leaseUnits: options.quotaLeaseUnits ?? 0,
+    floorLeases: options.quotaLeaseFloor,
+    refundToAccount: (accountId, units) => refunds.refund(accountId, units),
+    onError: options.onError ?? (() => {}),
+  });
+
+  async function ownerOf(authorization: string | null): Promise<KeyOwner | null> {
+    const hash = hashKey(rawKeyOf(authorization));
+    if (keyCacheMs <= 0) return findActiveKey(db, hash);
+    const cacheKey = hash.toString('base64');
+    const now = performance.now();
+    const cached = identities.get(cacheKey);
+    if (cached && cached.until > now) return cached.owner;
+    const owner = await findActiveKey(db, hash);
+    identities.delete(cacheKey);
+    if (identities.size >= KEY_CACHE_ENTRIES) identities.delete(identities.keys().next().value as string);
+    identities.set(cacheKey, { owner, until: now + keyCacheMs });
+    return owner;
+  }
+
   return {
     async identify(authorization) {
-      const owner = await findActiveKey(db, hashKey(rawKeyOf(authorization)));
+      const owner = await ownerOf(authorization);
       // One message for unknown, disabled, rotated-out and deleted keys: nothing to probe.
       if (!owner) throw unauthorized('Unauthorized: invalid API key');
       return owner;
+    },
+
+    forgetKeys() {
+      identities.clear();
     },
 
     async admit(caller: Caller) {
@@ -41,23 +92,24 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter): Acc
     },
 
     async reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation> {
-      const outcome = await reserveQuota(db, caller.accountId, endpoint, cost);
-      if (outcome.ok) {
-        let refunded = false;
-        return {
-          remaining: outcome.remaining,
-          refund: async () => {
-            if (refunded) return;
-            refunded = true;
-            await refundQuota(db, caller.accountId, cost);
-          },
-        };
+      // Plan and subscription as the key's identity says (at most keyCacheMs old), then a lease.
+      if (!caller.endpoints.includes(endpoint)) throw notInPlan(caller.planId, endpoint);
+      if (caller.subscriptionEndsAt && caller.subscriptionEndsAt.getTime() <= Date.now()) throw subscriptionEnded();
+      const leased = await meter.take(caller.accountId, cost);
+      if (leased) return reservation(leased.remaining, cost, leased.refund);
+
+      let outcome = await reserveQuota(db, caller.accountId, endpoint, cost);
+      // Refused while this process held unsold units of the account: they go back, and the call
+      // tries once more, so a 403 never stands while units sit in our own lease.
+      if (!outcome.ok && outcome.reason === 'quota_exhausted' && (await meter.giveBack(caller.accountId))) {
+        outcome = await reserveQuota(db, caller.accountId, endpoint, cost);
       }
+      if (outcome.ok) return reservation(outcome.remaining, cost, () => refunds.refund(caller.accountId, cost));
       switch (outcome.reason) {
         case 'not_in_plan':
-          throw new ApiError('FORBIDDEN', `Forbidden: the ${outcome.planId} plan does not include ${endpoint}`);
+          throw notInPlan(outcome.planId!, endpoint);
         case 'subscription_ended':
-          throw new ApiError('FORBIDDEN', 'Forbidden: the subscription has ended');
+          throw subscriptionEnded();
         case 'no_account':
           throw new ApiError('FORBIDDEN', 'Forbidden: the account no longer exists');
         case 'quota_exhausted':
@@ -65,6 +117,30 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter): Acc
       }
     },
 
-    remaining: (caller) => quotaRemaining(db, caller.accountId),
+    // Units this process holds unsold in a lease are the account's: reported as remaining.
+    remaining: async (caller) => (await quotaRemaining(db, caller.accountId)) + meter.unsold(caller.accountId),
+    unsold: (accountId) => meter.unsold(accountId),
+    pendingRefunds: () => refunds.pending(),
+    close: async () => {
+      await meter.close();
+      await refunds.flush();
+    },
+  };
+}
+
+/** A reservation whose refund runs once, however often it is asked for. */
+function reservation(remaining: number, units: number, giveBack: () => Promise<void>): Reservation {
+  let refunded = false;
+  return {
+    remaining,
+    units,
+    get refunded() {
+      return refunded;
+    },
+    refund: async () => {
+      if (refunded) return;
+      refunded = true;
+      await giveBack();
+    },
   };
 }

@@ -1,0 +1,30 @@
+import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+
+// Operations compiled once into functions that call the same resolvers (graphql-jit): a client's
+// query runs without graphql's generic execution walk from its second request on. Documents come
+// from yoga's parse cache, so the same query text is the same DocumentNode object, and a compiled
+// plan lives exactly as long as its document.
+
+const plans = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, CompiledQuery | null>>>();
+
+/** A compiled plan of the operation, or null when graphql-jit cannot compile it (then: execute). */
+export function compiledPlan(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery | null {
+  let bySchema = plans.get(schema);
+  if (!bySchema) plans.set(schema, (bySchema = new WeakMap()));
+  let byName = bySchema.get(document);
+  if (!byName) bySchema.set(document, (byName = new Map()));
+  const name = operationName ?? '';
+  if (!byName.has(name)) {
+    const compiled = compileQuery(schema, document, operationName ?? undefined);
+    byName.set(name, isCompiledQuery(compiled) ? compiled : null);
+  }
+  return byName.get(name)!;
+}
+
+/** Runs `args` through its compiled plan, or through `execute` when there is none. */
+export function runCompiled(args: ExecutionArgs, execute: (args: ExecutionArgs) => unknown): unknown {
+  const plan = compiledPlan(args.schema, args.document, args.operationName);
+  if (!plan) return execute(args);
+  return plan.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+}
