@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importKinds, runImport, type ImportKind } from '../src/cli/import.js';
-import type { Database } from '../src/store/database.js';
+import { capture, catalogKeys as keys, catalogTables as tables } from './support/catalog-tables.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 let store: TestStore;
@@ -13,36 +13,16 @@ beforeAll(async () => {
 });
 afterAll(() => store.close());
 
-const tables = ['categories', 'creators', 'channels', 'videos', 'live_streams'] as const satisfies readonly (keyof Database)[];
-const keys: Record<(typeof tables)[number], string> = {
-  categories: 'id',
-  creators: 'platform, user_id',
-  channels: 'channel_id',
-  videos: 'video_id',
-  live_streams: 'id',
-};
-
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, lines: () => text.split('\n').filter((line) => line !== '') };
-}
-
 async function importFixture(kind: ImportKind) {
   const stderr = capture();
   const path = fileURLToPath(new URL(`./fixtures/${kind}.ndjson`, import.meta.url));
-  const result = await runImport(store.db, kind, createReadStream(path), stderr.stream);
+  const result = await runImport(store, kind, createReadStream(path), stderr.stream);
   return { result, rejections: stderr.lines().filter((line) => line.startsWith('line ')), lines: stderr.lines() };
 }
 
 async function importText(kind: ImportKind, chunks: (string | Buffer)[]) {
   const stderr = capture();
-  const result = await runImport(store.db, kind, Readable.from(chunks), stderr.stream);
+  const result = await runImport(store, kind, Readable.from(chunks), stderr.stream);
   return { result, lines: stderr.lines() };
 }
 
@@ -340,13 +320,14 @@ describe('runImport', () => {
       }
     }
     const stderr = capture();
-    const result = await runImport(store.db, 'live-streams', Readable.from(lines()), stderr.stream);
+    const result = await runImport(store, 'live-streams', Readable.from(lines()), stderr.stream);
     expect(result).toEqual({ loaded: total, rejected: 0 });
-    expect(stderr.lines().slice(0, 2)).toEqual([
+    // Between them, on PostgreSQL: the transport's own steps (index builds, vacuum).
+    expect(stderr.lines().filter((line) => /^import live-streams: [\d,]+ lines/.test(line))).toEqual([
       'import live-streams: 10,000 lines, 10,000 loaded, 0 rejected',
       'import live-streams: 20,000 lines, 20,000 loaded, 0 rejected',
     ]);
-    expect(stderr.lines()[2]).toMatch(/^import live-streams: done, 20,500 lines, 20,500 loaded, 0 rejected in [\d.]+ s \([\d,]+ lines\/s\)$/);
+    expect(stderr.lines().at(-1)).toMatch(/^import live-streams: done, 20,500 lines, 20,500 loaded, 0 rejected in [\d.]+ s \([\d,]+ lines\/s\)$/);
     const count = await store.db.selectFrom('live_streams').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     expect(num(count.n)).toBe(total + 3);
   });

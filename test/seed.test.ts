@@ -189,7 +189,7 @@ describe('seedScale', () => {
   it('adds the requested rows, and only the missing ones on a second run', async () => {
     const counts = { creators: 2_500, videos: 1_200, channels: 30, live: 150 };
     const stderr = capture();
-    expect(await seedScale(store.db, counts, stderr.stream)).toEqual(counts);
+    expect(await seedScale(store, counts, stderr.stream)).toEqual(counts);
     expect(stderr.text()).toContain('seed: creators 2,500 / 2,500 (');
     expect(await count(sql`creators`)).toBe(3_000 + 2_500);
     expect(await count(sql`videos`)).toBe(5_000 + 1_200);
@@ -200,12 +200,12 @@ describe('seedScale', () => {
     expect(creator.category_ids.length).toBeGreaterThan(0);
     expect(creator.last_post === null || typeof creator.last_post.post_id === 'string').toBe(true);
 
-    const again = await seedScale(store.db, { ...counts, creators: 2_600 }, capture().stream);
+    const again = await seedScale(store, { ...counts, creators: 2_600 }, capture().stream);
     expect(again).toEqual({ creators: 100, videos: 0, channels: 0, live: 0 });
   });
 
   it('needs a channel for videos', async () => {
-    await expect(seedScale(store.db, { creators: 0, videos: 10, channels: 0, live: 0 }, capture().stream)).rejects.toThrow(
+    await expect(seedScale(store, { creators: 0, videos: 10, channels: 0, live: 0 }, capture().stream)).rejects.toThrow(
       'videos need at least one channel',
     );
   });

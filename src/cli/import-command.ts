@@ -18,8 +18,8 @@ export async function importCommand(config: Config, args: string[]): Promise<num
     input.once('error', (error: NodeJS.ErrnoException) => reject(new UsageError(`cannot read ${file}: ${error.code ?? 'error'}`)));
   });
   await opened;
-  return withStore(config, async ({ db }) => {
-    const result = await runImport(db, kind as ImportKind, input, process.stderr);
+  return withStore(config, async (store) => {
+    const result = await runImport(store, kind as ImportKind, input, process.stderr);
     return result.rejected > 0 ? 1 : 0;
   });
 }

@@ -1,89 +1,60 @@
 import { performance } from 'node:perf_hooks';
-import type { Kysely } from 'kysely';
-import type { z } from 'zod';
-import { categoryRecord, channelRecord, creatorRecord, liveStreamRecord, videoRecord } from '../inputs/records.js';
-import type { Database } from '../store/database.js';
-import {
-  UPSERT_BATCH_SIZE,
-  upsertCategories,
-  upsertChannels,
-  upsertCreators,
-  upsertLiveStreams,
-  upsertVideos,
-  type Rejection,
-} from '../store/imports.js';
+import type { Row } from '../store/bulk-tables.js';
+import { statementTransport, type WriteRows } from '../store/bulk.js';
+import type { EncodedRows } from '../store/copy-text.js';
+import type { Store } from '../store/connect.js';
+import { refusedReferences, resolveRows, type Rejection } from '../store/imports.js';
+import { importers, importKinds, type ImportKind, type LineMessage, type ProcessedBatch } from './import-batch.js';
+import { inThreadValidator, workerValidator, type Validator } from './import-validators.js';
 
-export const importKinds = ['categories', 'creators', 'channels', 'videos', 'live-streams'] as const;
-export type ImportKind = (typeof importKinds)[number];
+export { importKinds, type ImportKind };
 
 export interface ImportResult {
   loaded: number;
   rejected: number;
 }
 
-interface Importer<T> {
-  schema: z.ZodType<T>;
-  upsert(db: Kysely<Database>, records: readonly T[]): Promise<Rejection[]>;
-}
-
-interface Batch<T> {
-  records: T[];
-  recordLines: number[];
-  messages: { line: number; text: string }[];
-  lastLine: number;
-}
-
+/** Lines per batch: validated together, checked against the database together, written by one COPY or a few statements. */
+const BATCH_LINES = 5_000;
 const PROGRESS_EVERY_LINES = 10_000;
 const formatCount = (value: number) => value.toLocaleString('en-US');
 
 /**
- * Loads an NDJSON stream of one kind (decisions.md §7), streaming: memory holds two batches of
- * lines at most, the one being read and the one being loaded. Every rejected line is reported on
+ * Loads an NDJSON stream of one kind (decisions.md §7), streaming: memory holds a few batches of
+ * lines, those being validated and the one being loaded. Every rejected line is reported on
  * `stderr` as `line N: <field>: <reason>` (a line that is not JSON: `line N: not valid JSON (…)`),
- * the valid ones are upserted by id. Blank lines are skipped; line numbers count them.
+ * the valid ones are upserted by id through the store's bulk transport. Blank lines are skipped;
+ * line numbers count them. The table is vacuumed and analysed afterwards.
+ *
+ * With a transport that takes COPY text (PostgreSQL), input longer than one batch is validated
+ * and encoded in worker threads; batches still load one at a time and in line order.
  */
 export async function runImport(
-  db: Kysely<Database>,
+  store: Pick<Store, 'db' | 'bulk'>,
   kind: ImportKind,
   input: NodeJS.ReadableStream,
   stderr: NodeJS.WritableStream,
 ): Promise<ImportResult> {
-  switch (kind) {
-    case 'categories':
-      return importLines(db, kind, { schema: categoryRecord, upsert: upsertCategories }, input, stderr);
-    case 'creators':
-      return importLines(db, kind, { schema: creatorRecord, upsert: upsertCreators }, input, stderr);
-    case 'channels':
-      return importLines(db, kind, { schema: channelRecord, upsert: upsertChannels }, input, stderr);
-    case 'videos':
-      return importLines(db, kind, { schema: videoRecord, upsert: upsertVideos }, input, stderr);
-    case 'live-streams':
-      return importLines(db, kind, { schema: liveStreamRecord, upsert: upsertLiveStreams }, input, stderr);
-  }
-}
-
-async function importLines<T>(
-  db: Kysely<Database>,
-  kind: ImportKind,
-  importer: Importer<T>,
-  input: NodeJS.ReadableStream,
-  stderr: NodeJS.WritableStream,
-): Promise<ImportResult> {
+  const { kind: recordKind } = importers[kind];
+  // Categories resolve levels against the categories committed before each batch: statements, a
+  // transaction per batch, never a load held open in one transaction.
+  const bulk = recordKind.resolveBatch ? statementTransport(store.db) : store.bulk;
+  const encoding = bulk.takesEncodedRows ? 'copy' : 'objects';
   const started = performance.now();
   let lineNumber = 0;
   let loaded = 0;
   let rejected = 0;
   let reportedProgress = 0;
-  // The batch being read: its valid records with their line numbers, and the messages of its
-  // rejected lines, printed together in line order once the batch is loaded.
-  let batch: Batch<T> = { records: [], recordLines: [], messages: [], lastLine: 0 };
 
-  const load = async ({ records, recordLines, messages, lastLine }: Batch<T>) => {
-    const refused = records.length > 0 ? await importer.upsert(db, records) : [];
-    for (const rejection of refused) {
-      messages.push({ line: recordLines[rejection.index], text: `${rejection.field}: ${rejection.reason}` });
-    }
-    loaded += records.length - refused.length;
+  /** Checks a validated batch against the database, writes what loads, reports its rejected lines. */
+  const load = async (write: WriteRows, batch: ProcessedBatch, lastLine: number) => {
+    const { rows, rejections } = await loadable(store, batch);
+    if (Array.isArray(rows) ? rows.length > 0 : rows.copyText !== '') await write(rows);
+    const messages: LineMessage[] = [
+      ...batch.messages,
+      ...rejections.map((rejection) => ({ line: batch.lines[rejection.index], text: `${rejection.field}: ${rejection.reason}` })),
+    ];
+    loaded += batch.lines.length - rejections.length;
     rejected += messages.length;
     messages.sort((a, b) => a.line - b.line);
     for (const message of messages) stderr.write(`line ${message.line}: ${message.text}\n`);
@@ -92,33 +63,39 @@ async function importLines<T>(
       stderr.write(`import ${kind}: ${formatCount(lastLine)} lines, ${formatCount(loaded)} loaded, ${formatCount(rejected)} rejected\n`);
     }
   };
-  // The next batch is read and validated while the database loads the previous one. Batches load
-  // one at a time and in order: a batch may need the rows of the one before (a category's parent).
-  let loading: Promise<void> = Promise.resolve();
-  const flush = async () => {
-    const full = { ...batch, lastLine: lineNumber };
-    batch = { records: [], recordLines: [], messages: [], lastLine: 0 };
-    await loading;
-    loading = load(full);
-    // Its failure is thrown at the next flush; until then it must not count as unhandled.
-    loading.catch(() => {});
-  };
 
-  for await (const line of readLines(input)) {
-    lineNumber++;
-    if (line.trim() !== '') {
-      const parsed = parseLine(importer.schema, line);
-      if ('value' in parsed) {
-        batch.records.push(parsed.value);
-        batch.recordLines.push(lineNumber);
-      } else {
-        batch.messages.push({ line: lineNumber, text: parsed.error });
+  const note = (text: string) => stderr.write(`import ${kind}: ${text}\n`);
+  await bulk.load(
+    recordKind.table,
+    'update-changed',
+    async (write) => {
+      // A short input never starts the worker threads.
+      let validator: Validator = inThreadValidator(kind, encoding);
+      let batches = 0;
+      // Loads chain in line order; reading runs ahead by at most one batch per validation thread.
+      let loading: Promise<void> = Promise.resolve();
+      const ahead: Promise<void>[] = [];
+      try {
+        for await (const { text, firstLine, lines } of readBatches(input, BATCH_LINES)) {
+          if (batches++ === 1 && bulk.takesEncodedRows) validator = workerValidator(kind, encoding);
+          lineNumber = firstLine + lines - 1;
+          const lastLine = lineNumber;
+          const validated = validator.validate(text, firstLine);
+          loading = loading.then(async () => load(write, await validated, lastLine));
+          // A failure is thrown where the chain is awaited; until then it must not count as unhandled.
+          validated.catch(() => {});
+          loading.catch(() => {});
+          ahead.push(loading);
+          if (ahead.length > validator.threads + 1) await ahead.shift();
+        }
+        await loading;
+      } finally {
+        await validator.close();
       }
-    }
-    if (lineNumber % UPSERT_BATCH_SIZE === 0) await flush();
-  }
-  await flush();
-  await loading;
+    },
+    note,
+  );
+  await bulk.vacuumAnalyze(recordKind.table, note);
 
   const seconds = (performance.now() - started) / 1000;
   stderr.write(
@@ -128,51 +105,57 @@ async function importLines<T>(
   return { loaded, rejected };
 }
 
-function parseLine<T>(schema: z.ZodType<T>, line: string): { value: T } | { error: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch (error) {
-    return { error: `not valid JSON (${(error as Error).message})` };
-  }
-  const result = schema.safeParse(json, {
-    error: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined),
+/**
+ * The rows of a validated batch that load, and the rejections of the database's checks (by index
+ * into the batch's accepted records). COPY text is cut here to one row per key, the last one; rows
+ * as objects go through the same checks in imports.ts and the transport keeps the last per key.
+ */
+async function loadable({ db }: Pick<Store, 'db'>, batch: ProcessedBatch): Promise<{ rows: Row[] | EncodedRows; rejections: Rejection[] }> {
+  const kind = importers[batch.kind].kind;
+  if (Array.isArray(batch.rows)) return resolveRows(db, kind as never, batch.rows, batch.references);
+  const rejections = kind.reference ? await refusedReferences(db, kind.reference, batch.references) : [];
+  const refused = new Set(rejections.map((rejection) => rejection.index));
+  const lastOfKey = new Map<string, number>();
+  batch.keys.forEach((key, index) => {
+    if (!refused.has(index)) lastOfKey.set(key, index);
   });
-  if (result.success) return { value: result.data };
-  const problems = result.error.issues.flatMap((issue) => {
-    const field = issue.path.length > 0 ? issue.path.join('.') : 'record';
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => `${[...issue.path, key].join('.')}: unknown field`);
-    }
-    return [`${field}: ${issue.message}`];
-  });
-  return { error: problems.join('; ') };
+  const { copyText, ends } = batch.rows;
+  if (lastOfKey.size === ends.length) return { rows: { copyText }, rejections };
+  const kept = [...lastOfKey.values()].map((index) => copyText.slice(index === 0 ? 0 : ends[index - 1], ends[index]));
+  return { rows: { copyText: kept.join('') }, rejections };
 }
 
 /**
- * Splits a byte or text stream into lines without holding more than one chunk and one partial
- * line; iterating the stream waits for each chunk, so a slow database slows the reading down.
+ * Cuts a byte or text stream into batches of `size` whole lines (the last batch may be shorter),
+ * holding one batch and one chunk at most; iterating the stream waits for each chunk, so a slow
+ * database slows the reading down. A byte-order mark is not part of the first line.
  */
-async function* readLines(input: NodeJS.ReadableStream): AsyncGenerator<string> {
+export async function* readBatches(input: NodeJS.ReadableStream, size: number): AsyncGenerator<{ text: string; firstLine: number; lines: number }> {
   const decoder = new TextDecoder('utf-8');
-  let pending = '';
+  // The current batch's text: its complete lines, then the start of a line.
+  const parts: string[] = [];
+  let complete = 0;
+  let firstLine = 1;
   let first = true;
   for await (const chunk of input) {
-    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    if (first && pending.length > 0) {
-      // A byte-order mark is not part of the first record.
-      if (pending.charCodeAt(0) === 0xfeff) pending = pending.slice(1);
+    let text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    if (first && text.length > 0) {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       first = false;
     }
-    let start = 0;
-    for (let newline = pending.indexOf('\n'); newline !== -1; newline = pending.indexOf('\n', start)) {
-      yield stripCarriageReturn(pending.slice(start, newline));
-      start = newline + 1;
+    let from = 0;
+    for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
+      if (++complete < size) continue;
+      parts.push(text.slice(from, newline + 1));
+      yield { text: parts.join(''), firstLine, lines: complete };
+      parts.length = 0;
+      firstLine += complete;
+      complete = 0;
+      from = newline + 1;
     }
-    pending = pending.slice(start);
+    if (from < text.length) parts.push(text.slice(from));
   }
-  pending += decoder.decode();
-  if (pending !== '') yield stripCarriageReturn(pending);
+  parts.push(decoder.decode());
+  const rest = parts.join('');
+  if (rest !== '') yield { text: rest, firstLine, lines: complete + (rest.endsWith('\n') ? 0 : 1) };
 }
-
-const stripCarriageReturn = (line: string) => (line.endsWith('\r') ? line.slice(0, -1) : line);

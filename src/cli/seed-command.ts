@@ -22,10 +22,10 @@ export async function seedCommand(config: Config, args: string[]): Promise<numbe
   if (!demo && Object.keys(scale).length === 0) throw new UsageError('seed --demo | seed --creators N --videos N --channels N --live N');
   const parsed = scaleFlags.safeParse(scale);
   if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
-  return withStore(config, async ({ db }) => {
-    if (demo) await seedDemo(db, process.stderr);
+  return withStore(config, async (store) => {
+    if (demo) await seedDemo(store.db, process.stderr);
     else {
-      await seedScale(db, parsed.data, process.stderr).catch((error) => {
+      await seedScale(store, parsed.data, process.stderr).catch((error) => {
         // seedScale's own checks on the counts (videos need channels, …) are usage errors.
         throw error instanceof RangeError ? new UsageError(error.message) : error;
       });

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type {
   CategoryRecord,
   ChannelRecord,
@@ -7,20 +7,18 @@ import type {
   LiveStreamRecord,
   VideoRecord,
 } from '../inputs/records.js';
+import { categoriesTable, channelsTable, creatorsTable, liveStreamsTable, videosTable, type BulkTable, type Row } from './bulk-tables.js';
 import type { CategoriesTable, Database, LastPost, NewChannel, NewCreator, NewLiveStream, NewVideo } from './database.js';
 import { parseDuration } from './durations.js';
 
-// Batch upserts of validated import records (src/inputs/records.ts). Each statement is a multi-row
-// INSERT … ON CONFLICT (key) DO UPDATE of every column, guarded by IS DISTINCT FROM so that a record
-// equal to the stored row writes nothing: importing a file twice leaves every row, `last_update_at`
-// included, as the first import left it.
+// Validated import records (src/inputs/records.ts) as table rows, written (upserts.ts, the import)
+// with the `update-changed` conflict rule of bulk.ts: a record equal to the stored row writes
+// nothing, so importing a file twice leaves every row, `last_update_at` included, as the first
+// import left it.
 //
 // Records that only the database can refuse (a category whose parent is unknown, a video whose
 // channel does not exist) are checked per batch up front and come back as rejections; the rest of
-// the batch is loaded. None of these functions opens a transaction, so callers may pass one.
-
-/** Rows per statement: every table stays far below PostgreSQL's 65,535 bind parameters. */
-export const UPSERT_BATCH_SIZE = 500;
+// the batch is loaded. The mapping is free of database code: worker threads load this module.
 export const DEFAULT_CREATOR_PLATFORM = 'twitter';
 export const MAX_CATEGORY_LEVEL = 3;
 
@@ -149,84 +147,87 @@ export function liveStreamRow(record: LiveStreamRecord): NewLiveStream {
   };
 }
 
-type Row = Record<string, unknown>;
-type UpsertTable = Exclude<keyof Database, 'medias'>;
-
-function* batches<T>(items: readonly T[]): Generator<{ offset: number; batch: readonly T[] }> {
-  for (let offset = 0; offset < items.length; offset += UPSERT_BATCH_SIZE) {
-    yield { offset, batch: items.slice(offset, offset + UPSERT_BATCH_SIZE) };
-  }
+/** What a row refers to that must already be stored (a video's channel): checked per batch before writing. */
+export interface RowReference {
+  field: string;
+  of(row: Row): string;
+  /** The ids among `ids` that are not stored. */
+  missing(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>>;
+  reason(id: string): string;
 }
 
 /**
- * Upserts rows that all carry the same columns, except `last_update_at` which may be absent. One
- * statement cannot touch a row twice, so the last row per key wins. Rows with and without
- * `last_update_at` go in separate statements: a given stamp is part of the comparison, while
- * without one an otherwise equal row keeps the stamp it has.
+ * One import kind: its table, how a validated record becomes a row (pure, so it may run in a worker
+ * thread), and what only the database can refuse: a reference to another table, or (categories)
+ * levels that depend on the batch as a whole and on the stored taxonomy.
  */
-async function upsertRows(db: Kysely<Database>, table: UpsertTable, key: readonly string[], rows: readonly Row[]): Promise<void> {
-  const latest = new Map<string, Row>();
-  for (const row of rows) latest.set(key.map((column) => String(row[column])).join('\u0000'), row);
-  const unique = [...latest.values()];
-  const stamped = table !== 'categories';
-  for (const group of [unique.filter((row) => row.last_update_at === undefined), unique.filter((row) => row.last_update_at !== undefined)]) {
-    if (group.length === 0) continue;
-    const columns = Object.keys(group[0]).filter((column) => !key.includes(column));
-    const compared = columns.map((column) => sql`${sql.ref(`${table}.${column}`)} IS DISTINCT FROM ${sql.ref(`excluded.${column}`)}`);
-    // Without a given stamp, excluded.last_update_at is the column default: the time of this import.
-    const updated = stamped && !columns.includes('last_update_at') ? [...columns, 'last_update_at'] : columns;
-    await (db as unknown as Kysely<Record<string, Row>>)
-      .insertInto(table)
-      .values(group)
-      .onConflict((conflict) =>
-        conflict
-          .columns(key)
-          .doUpdateSet(Object.fromEntries(updated.map((column) => [column, sql.ref(`excluded.${column}`)])))
-          .where(sql<boolean>`${sql.join(compared, sql` OR `)}`),
-      )
-      .execute();
-  }
+export interface RecordKind<T> {
+  table: BulkTable;
+  toRow(record: T): Row;
+  reference?: RowReference;
+  resolveBatch?(db: Kysely<Database>, rows: readonly Row[]): Promise<{ rows: Row[]; rejections: Rejection[] }>;
 }
 
-// Creators, channels and live streams have nothing only the database could refuse: the schema
-// has checked every field. They return the same (empty) rejection list as the others.
-export async function upsertCreators(db: Kysely<Database>, records: readonly CreatorRecord[]): Promise<Rejection[]> {
-  for (const { batch } of batches(records)) await upsertRows(db, 'creators', ['platform', 'user_id'], batch.map(creatorRow));
-  return [];
-}
-
-export async function upsertChannels(db: Kysely<Database>, records: readonly ChannelRecord[]): Promise<Rejection[]> {
-  for (const { batch } of batches(records)) await upsertRows(db, 'channels', ['channel_id'], batch.map(channelRow));
-  return [];
-}
-
-export async function upsertLiveStreams(db: Kysely<Database>, records: readonly LiveStreamRecord[]): Promise<Rejection[]> {
-  for (const { batch } of batches(records)) await upsertRows(db, 'live_streams', ['id'], batch.map(liveStreamRow));
-  return [];
-}
+export const creatorKind: RecordKind<CreatorRecord> = { table: creatorsTable, toRow: creatorRow };
+export const channelKind: RecordKind<ChannelRecord> = { table: channelsTable, toRow: channelRow };
+export const liveStreamKind: RecordKind<LiveStreamRecord> = { table: liveStreamsTable, toRow: liveStreamRow };
 
 /** Videos whose channel is not stored are rejected; import channels first. */
-export async function upsertVideos(db: Kysely<Database>, records: readonly VideoRecord[]): Promise<Rejection[]> {
-  const rejections: Rejection[] = [];
-  for (const { offset, batch } of batches(records)) {
-    const channelIds = [...new Set(batch.map((record) => record.channel_id))];
-    const stored = await db.selectFrom('channels').select('channel_id').where('channel_id', 'in', channelIds).execute();
-    const known = new Set(stored.map((row) => row.channel_id));
-    const accepted: VideoRecord[] = [];
-    batch.forEach((record, index) => {
-      if (known.has(record.channel_id)) accepted.push(record);
-      else {
-        rejections.push({
-          index: offset + index,
-          field: 'channel_id',
-          reason: `channel "${record.channel_id}" does not exist (import channels first)`,
-        });
-      }
-    });
-    if (accepted.length > 0) await upsertRows(db, 'videos', ['video_id'], accepted.map(videoRow));
-  }
-  return rejections;
+export const videoKind: RecordKind<VideoRecord> = {
+  table: videosTable,
+  toRow: videoRow,
+  reference: {
+    field: 'channel_id',
+    of: (row) => row.channel_id as string,
+    async missing(db, ids) {
+      const wanted = [...new Set(ids)];
+      if (wanted.length === 0) return new Set();
+      const stored = await db.selectFrom('channels').select('channel_id').where('channel_id', 'in', wanted).execute();
+      const known = new Set(stored.map((row) => row.channel_id));
+      return new Set(wanted.filter((id) => !known.has(id)));
+    },
+    reason: (id) => `channel "${id}" does not exist (import channels first)`,
+  },
+};
+
+/**
+ * Categories are written in level order, parents first. Each batch resolves levels against the
+ * categories stored by the batches before it, so they must be committed by then.
+ */
+export const categoryKind: RecordKind<CategoryRecord> = {
+  table: categoriesTable,
+  toRow: (record) => ({ id: record.id, parent_id: record.parent_id, name: record.name }),
+  async resolveBatch(db, rows) {
+    const { rows: resolved, rejected } = await resolveCategoryBatch(db, rows as unknown as CategoryRecord[]);
+    const rejections = [...rejected].map(([index, reason]) => ({ index, field: 'parent_id', reason }));
+    return { rows: resolved.sort((a, b) => a.level - b.level), rejections: rejections.sort((a, b) => a.index - b.index) };
+  },
+};
+
+/** Rejections, by index into `references`, of the rows whose reference is not stored. */
+export async function refusedReferences(db: Kysely<Database>, reference: RowReference, references: readonly string[]): Promise<Rejection[]> {
+  const missing = await reference.missing(db, references);
+  if (missing.size === 0) return [];
+  return references.flatMap((id, index) => (missing.has(id) ? [{ index, field: reference.field, reason: reference.reason(id) }] : []));
 }
+
+/**
+ * The rows of a batch that load, after the database's checks, and the rejections (by index into
+ * `rows`). `references` are the rows' references when they were taken elsewhere (a worker thread).
+ */
+export async function resolveRows(
+  db: Kysely<Database>,
+  kind: RecordKind<never>,
+  rows: readonly Row[],
+  references?: readonly string[],
+): Promise<{ rows: Row[]; rejections: Rejection[] }> {
+  if (kind.resolveBatch) return kind.resolveBatch(db, rows);
+  if (!kind.reference) return { rows: [...rows], rejections: [] };
+  const rejections = await refusedReferences(db, kind.reference, references ?? rows.map(kind.reference.of));
+  const refused = new Set(rejections.map((rejection) => rejection.index));
+  return { rows: rows.filter((_, index) => !refused.has(index)), rejections };
+}
+
 
 /**
  * A category's level comes from its parent chain: 1 without a parent, else its parent's level + 1,
@@ -234,16 +235,6 @@ export async function upsertVideos(db: Kysely<Database>, records: readonly Video
  * chain loops or goes past level 3 is rejected. So is a stored category that would change level
  * while it has stored subcategories outside the batch, whose levels would then be wrong.
  */
-export async function upsertCategories(db: Kysely<Database>, records: readonly CategoryRecord[]): Promise<Rejection[]> {
-  const rejections: Rejection[] = [];
-  for (const { offset, batch } of batches(records)) {
-    const { rows, rejected } = await resolveCategoryBatch(db, batch);
-    for (const [index, reason] of rejected) rejections.push({ index: offset + index, field: 'parent_id', reason });
-    if (rows.length > 0) await upsertRows(db, 'categories', ['id'], rows.sort((a, b) => a.level - b.level));
-  }
-  return rejections.sort((a, b) => a.index - b.index);
-}
-
 async function resolveCategoryBatch(
   db: Kysely<Database>,
   batch: readonly CategoryRecord[],

@@ -1,0 +1,236 @@
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { columnNames, comparedColumns, isStamped, lastRowPerKey, writtenColumns, type BulkTable, type Row } from './bulk-tables.js';
+import { isEncoded, updateChanged, type BulkTransport, type Conflict } from './bulk.js';
+import { enabledChangeTriggers, reloadMarker } from './changes.js';
+import { copyChunks, type EncodedRows } from './copy-text.js';
+import type { Database } from './database.js';
+
+// The PostgreSQL server's transport: rows travel as COPY text, each load on a connection of its own.
+//
+// - Into an empty table, one transaction: its secondary indexes are dropped, the rows copied, the
+//   indexes rebuilt (loadIntoEmptyTable).
+// - Into a table with rows, each write is a transaction: COPY into a temporary staging table, then
+//   one INSERT … SELECT … ON CONFLICT into the table, through the same ON CONFLICT clause as the
+//   statement transport.
+
+/** Memory for index builds: sorts of millions of keys and GIN's pending entries stay in memory. */
+const INDEX_BUILD_MEMORY = '1GB';
+/** COPY text buffered ahead of the connection. */
+const COPY_BUFFER_CHARS = 1024 * 1024;
+
+/** `connect` opens a connection for one load, without statement or query timeouts. */
+export function copyTransport(connect: () => Promise<pg.Client>, db: Kysely<Database>): BulkTransport {
+  return {
+    concurrent: true,
+    takesEncodedRows: true,
+    load: (table, conflict, fill, note = () => {}) =>
+      withSession(connect, db, async (session) => {
+        let written = 0;
+        const counted = async (writing: Promise<number>) => {
+          const rows = await writing;
+          written += rows;
+          return rows;
+        };
+        // Into an empty table, nothing stored can conflict, and keys are unique within a
+        // keep-stored load: rows go straight into the table, frozen when it could be truncated.
+        const loadedEmpty = await loadIntoEmptyTable(session, table, conflict, note, (freeze) =>
+          fill((rows) => counted(conflict === 'keep-stored' ? session.copyIn(table, copyChunks(table, rows), { freeze }) : session.stageAndUpsert(table, rows))),
+        );
+        if (!loadedEmpty) await fill((rows) => counted(session.transaction(() => session.stageAndWrite(table, conflict, rows))));
+        return written;
+      }),
+    vacuumAnalyze: (table, note = () => {}) =>
+      withSession(connect, db, async (session) => {
+        const started = performance.now();
+        await session.run(sql`VACUUM ANALYZE ${sql.table(table.name)}`);
+        note(`vacuumed and analysed in ${secondsSince(started)} s`);
+      }),
+  };
+}
+
+/** A connection of its own for `work`, closed afterwards: its settings and staging table go with it. */
+async function withSession<T>(connect: () => Promise<pg.Client>, db: Kysely<Database>, work: (session: CopySession) => Promise<T>): Promise<T> {
+  const client = await connect();
+  try {
+    const session = new CopySession(client, db);
+    // A staged batch is small next to the table: each row is looked up through the key index.
+    // Otherwise the planner, unsure of a table growing inside the load, hashes the whole table
+    // for every batch.
+    await session.run(sql`SET enable_hashjoin = off`);
+    await session.run(sql`SET enable_mergejoin = off`);
+    return await work(session);
+  } finally {
+    await client.end();
+  }
+}
+
+const secondsSince = (started: number) => ((performance.now() - started) / 1000).toFixed(1);
+
+/**
+ * Bulk load into an empty table, in one transaction: a failure leaves the table as it was, empty
+ * and with every index. Returns false, having changed nothing, when the table has rows.
+ *
+ * before: lock the table (its readers wait until the load commits), check it is empty, save the
+ *         definitions of its secondary indexes from the catalogue and drop them; pause its
+ *         change-feed triggers (src/store/changes.ts); for keep-stored loads, truncate it (no
+ *         other table's foreign key may point at it) so that COPY may write the rows frozen,
+ *         visible to all and all-visible in the visibility map, whatever transactions run
+ *         meanwhile;
+ * load:   `load(freeze)` writes the rows;
+ * after:  recreate the indexes from the saved definitions (one sort each instead of a page split
+ *         per row), with memory for the sorts; resume the triggers and write one "reload the
+ *         table" change instead of a change per row; commit.
+ *
+ * The migrations stay the only definition of the indexes. Foreign keys stay: dropping one would
+ * lock the referenced table against its readers too.
+ */
+async function loadIntoEmptyTable(
+  session: CopySession,
+  table: BulkTable,
+  conflict: Conflict,
+  note: (text: string) => void,
+  load: (freeze: boolean) => Promise<void>,
+): Promise<boolean> {
+  return session.transaction(async () => {
+    await session.run(sql`LOCK TABLE ${sql.table(table.name)} IN ACCESS EXCLUSIVE MODE`);
+    const { rows } = await session.run<{ stored: boolean; referenced: boolean }>(sql`
+      SELECT EXISTS (SELECT 1 FROM ${sql.table(table.name)}) AS stored,
+        EXISTS (SELECT 1 FROM pg_constraint WHERE contype = 'f' AND confrelid = ${table.name}::regclass AND conrelid <> confrelid) AS referenced`);
+    if (rows[0].stored) return false;
+    const indexes = await secondaryIndexes(session, table);
+    for (const { name } of indexes) await session.run(sql`DROP INDEX ${sql.id(name)}`);
+    const entity = table.name === 'categories' ? null : table.name;
+    const triggers = entity ? (await session.run(enabledChangeTriggers(entity))).rows : [];
+    for (const { name } of triggers) await session.run(sql`ALTER TABLE ${sql.table(table.name)} DISABLE TRIGGER ${sql.id(name)}`);
+    const freeze = conflict === 'keep-stored' && !rows[0].referenced;
+    if (freeze) await session.run(sql`TRUNCATE ${sql.table(table.name)}`);
+    note(`empty table: its ${indexes.length} secondary indexes are built after the load${freeze ? ', rows are copied frozen' : ''}`);
+
+    await load(freeze);
+
+    const started = performance.now();
+    await session.run(sql`SET LOCAL maintenance_work_mem = ${sql.lit(INDEX_BUILD_MEMORY)}`);
+    for (const { definition } of indexes) await session.run(sql.raw(definition));
+    note(`${indexes.length} indexes built in ${secondsSince(started)} s`);
+    for (const { name } of triggers) await session.run(sql`ALTER TABLE ${sql.table(table.name)} ENABLE TRIGGER ${sql.id(name)}`);
+    if (entity) await session.run(reloadMarker(entity));
+    return true;
+  });
+}
+
+/**
+ * The indexes of `table` (current schema) that are neither unique nor exclusion indexes: the key
+ * stays, since it enforces the key during the load and ON CONFLICT needs it.
+ */
+async function secondaryIndexes(session: CopySession, table: BulkTable): Promise<{ name: string; definition: string }[]> {
+  const { rows } = await session.run<{ name: string; definition: string }>(sql`
+    SELECT i.indexname AS name, i.indexdef AS definition
+    FROM pg_indexes i JOIN pg_index x ON x.indexrelid = format('%I.%I', i.schemaname, i.indexname)::regclass
+    WHERE i.schemaname = current_schema() AND i.tablename = ${table.name} AND NOT x.indisunique AND NOT x.indisexclusion
+    ORDER BY i.indexname`);
+  return rows;
+}
+
+/** One connection: Kysely builds the statements, the client runs them and streams COPY. */
+class CopySession {
+  private staging: string | null = null;
+
+  constructor(
+    private readonly client: pg.Client,
+    private readonly db: Kysely<Database>,
+  ) {}
+
+  /** Runs a query builder or a raw `sql` template (builders ignore the executor they are given). */
+  run<R = unknown>(statement: { compile(db: Kysely<any>): CompiledQuery }) {
+    const compiled = statement.compile(this.db);
+    return this.client.query<R & pg.QueryResultRow>(compiled.sql, compiled.parameters as unknown[]);
+  }
+
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    await this.client.query('BEGIN');
+    try {
+      const value = await work();
+      await this.client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await this.client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  }
+
+  /** COPY text into `into` (the table, or its staging table), in the table's column order; resolves to the rows copied. */
+  async copyIn(table: BulkTable, chunks: Iterable<string>, { into = table.name, freeze = false }: { into?: string; freeze?: boolean } = {}): Promise<number> {
+    const columns = sql.join(columnNames(table).map((column) => sql.id(column)));
+    const options = freeze ? sql` WITH (FREEZE)` : sql``;
+    const stream = this.client.query(copyFrom(sql`COPY ${sql.table(into)} (${columns}) FROM STDIN${options}`.compile(this.db).sql));
+    await pipeline(Readable.from(chunks, { objectMode: false, highWaterMark: COPY_BUFFER_CHARS }), stream);
+    return stream.rowCount;
+  }
+
+  /** Within the caller's transaction: the rows into staging, then into the table. */
+  async stageAndWrite(table: BulkTable, conflict: Conflict, rows: Iterable<Row> | EncodedRows): Promise<number> {
+    if (conflict === 'update-changed') return this.stageAndUpsert(table, rows);
+    const staging = await this.stage(table, copyChunks(table, rows));
+    const columns = columnNames(table);
+    const { rowCount } = await this.run(
+      this.any()
+        .insertInto(table.name)
+        .columns(columns)
+        .expression(this.any().selectFrom(staging).select(columns))
+        .onConflict((conflict) => conflict.doNothing()),
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * `update-changed` from staging, per stamp group (bulk.ts `stampGroups`):
+   *   INSERT INTO t (…) SELECT … FROM staging s WHERE s.last_update_at IS [NOT] NULL
+   *     AND NOT EXISTS (SELECT FROM t WHERE t.key = s.key AND (t.…) IS NOT DISTINCT FROM (s.…))
+   *   ON CONFLICT (key) DO UPDATE … WHERE … IS DISTINCT FROM …
+   * The NOT EXISTS leaves out the rows equal to the stored ones before ON CONFLICT would lock them.
+   */
+  async stageAndUpsert(table: BulkTable, rows: Iterable<Row> | EncodedRows): Promise<number> {
+    const unique = isEncoded(rows) ? rows : lastRowPerKey(table, rows);
+    if (isEncoded(unique) ? unique.copyText === '' : unique.length === 0) return 0;
+    const staging = await this.stage(table, copyChunks(table, unique));
+    let written = 0;
+    for (const stamped of isStamped(table) ? [false, true] : [false]) {
+      const columns = writtenColumns(table, stamped);
+      const refs = (alias: string, names: readonly string[]) => sql.join(names.map((column) => sql.ref(`${alias}.${column}`)));
+      const compared = comparedColumns(table, stamped);
+      let source = this.any()
+        .selectFrom(`${staging} as s`)
+        .select(columns.map((column) => `s.${column}`))
+        .where(sql<boolean>`NOT EXISTS (SELECT FROM ${sql.table(table.name)} AS t
+          WHERE (${refs('t', table.key)}) = (${refs('s', table.key)}) AND (${refs('t', compared)}) IS NOT DISTINCT FROM (${refs('s', compared)}))`);
+      if (isStamped(table)) source = source.where('s.last_update_at', stamped ? 'is not' : 'is', null);
+      const { rowCount } = await this.run(this.any().insertInto(table.name).columns(columns).expression(source).onConflict(updateChanged(table, stamped)));
+      written += rowCount ?? 0;
+    }
+    return written;
+  }
+
+  /** A temporary table with the columns (types, collations) of `table`, emptied, then filled by COPY. */
+  private async stage(table: BulkTable, chunks: Iterable<string>): Promise<string> {
+    if (this.staging === null) {
+      const name = `staging_${table.name}`;
+      const columns = columnNames(table).map((column) => sql.id(column));
+      await this.run(sql`CREATE TEMPORARY TABLE ${sql.id(name)} AS SELECT ${sql.join(columns)} FROM ${sql.table(table.name)} WITH NO DATA`);
+      this.staging = name;
+    } else {
+      await this.run(sql`TRUNCATE ${sql.id(this.staging)}`);
+    }
+    await this.copyIn(table, chunks, { into: this.staging });
+    return this.staging;
+  }
+
+  private any() {
+    return this.db as unknown as Kysely<any>;
+  }
+}
+
