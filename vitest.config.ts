@@ -9,6 +9,8 @@ export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
     include: ['test/**/*.test.ts', '*.tmp.test.ts'],
+    // The bin runs dist/: rebuild it (incrementally) before any test can spawn it.
+    globalSetup: ['test/support/build-dist.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: test files share them with PostgreSQL and the servers they start.

@@ -1,29 +1,51 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInFlightWork } from './access/in-flight.js';
 import { createAccessService } from './access/service.js';
 import { createLimiter } from './access/limits.js';
 import type { Config } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, errorReport } from './observability/log.js';
+import { createMetrics } from './observability/metrics.js';
+import { SearchIndex } from './search/service.js';
 import type { Logger, Services } from './services.js';
-import { openStore } from './store/connect.js';
+import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
-import { createInstagramClient } from './upstreams/instagram/client.js';
+import { createUpstreamHttp } from './upstreams/http.js';
+import { createInstagramClient, type InstagramClient } from './upstreams/instagram/client.js';
 import { createServer } from './yoga.js';
 
 export interface App {
   services: Services;
   yoga: ReturnType<typeof createServer>;
+  /** Ends the work of every request still running (they answer 503): the shutdown grace is over. */
+  abortInFlight(): void;
+  /** Flushes owed refunds, then closes the limiter, the upstream connections and the store. */
   close(): Promise<void>;
 }
 
+export interface AppParts {
+  log?: Logger;
+  /** A store opened elsewhere (tests); by default the configured one is opened. Closed by close(). */
+  store?: Store;
+  /** The photo platform's client; null: none (realtime answers 500). By default one for the configured upstream. */
+  instagram?: InstagramClient | null;
+}
+
 /** Opens the store (migrating it), the limiter and the access service: everything a request needs. */
-export async function createApp(config: Config, options: { log?: Logger } = {}): Promise<App> {
-  const log = options.log ?? createLogger();
-  const store = await openStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    statementTimeoutMs: config.statementTimeoutMs,
-  });
+export async function createApp(config: Config, parts: AppParts = {}): Promise<App> {
+  const log = parts.log ?? createLogger();
+  const store =
+    parts.store ??
+    (await openStore({
+      databaseUrl: config.databaseUrl,
+      readUrl: config.databaseReadUrl,
+      transactionPooler: config.transactionPooler,
+      dataDir: config.dataDir,
+      statementTimeoutMs: config.statementTimeoutMs,
+      connectTimeoutMs: config.connectTimeoutMs,
+      poolSize: config.poolSize,
+      onConnectionError: (error) => errorReport(log).unavailable(error),
+    }));
   try {
     await migrateToLatest(store.db);
   } catch (error) {
@@ -31,25 +53,52 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
     throw error;
   }
   const limiter = createLimiter({ redisUrl: config.redisUrl });
+  const metrics = createMetrics();
   // decisions.md §7: without INSTAGRAM_UPSTREAM_URL, realtime fetches go to the built-in simulator
   // (in this process, on a free local port), and the operator is told the data is not real.
   let instagramSimulator: { url: string; close(): Promise<void> } | null = null;
-  if (!config.instagramUpstreamUrl) {
+  if (parts.instagram === undefined && !config.instagramUpstreamUrl) {
     const { startInstagramSimulator } = await import('./upstreams/instagram/simulator.js');
     instagramSimulator = await startInstagramSimulator({ port: 0, host: '127.0.0.1' });
     log.warn('INSTAGRAM_UPSTREAM_URL is not set: realtime media data is simulated', { simulator: instagramSimulator.url });
   }
-  const instagram = createInstagramClient({
-    baseUrl: config.instagramUpstreamUrl ?? instagramSimulator!.url,
-    timeoutMs: config.upstreamTimeoutMs,
+  const instagram =
+    parts.instagram === undefined
+      ? createInstagramClient({
+          baseUrl: config.instagramUpstreamUrl ?? instagramSimulator!.url,
+          timeoutMs: config.upstreamTimeoutMs,
+          http: createUpstreamHttp({ observe: metrics.upstreamCall }),
+        })
+      : (parts.instagram ?? undefined);
+  metrics.watch({ store, breakers: instagram ? { instagram: () => instagram.breakerState } : {} });
+  const access = createAccessService(store.db, limiter, {
+    keyCacheMs: config.keyCacheMs,
+    quotaLeaseUnits: config.quotaLeaseUnits,
+    quotaLeaseFloor: config.quotaLeaseFloor,
+    onError: (error) => errorReport(log).unavailable(error),
+    onRefundsLost: (owed, error) =>
+      log.error('quota refunds not written: the database did not take them before shutdown', {
+        owedUnitsByAccount: Object.fromEntries(owed),
+        error: error instanceof Error ? error.message : String(error),
+      }),
   });
-  const services: Services = { config, store, access: createAccessService(store.db, limiter), log, instagram };
+  const work = createInFlightWork();
+  // The index loads and follows the change feed where searches read: the replica, if there is one.
+  const search = config.searchIndex ? new SearchIndex({ db: store.readDb, log, pollMs: config.searchPollMs }) : null;
+  // Searches run SQL until the index has loaded; the server does not wait for it.
+  void search?.start().catch(() => {});
+  metrics.watch({ search: search ?? undefined });
+  const services: Services = { config, store, access, log, metrics, instagram, work, search };
   const yoga = createServer(services);
   return {
     services,
     yoga,
+    abortInFlight: () => work.abortAll(),
     close: async () => {
+      await search?.stop();
+      await access.close();
       await limiter.close();
+      await instagram?.close();
       await instagramSimulator?.close();
       await store.close();
     },
@@ -59,11 +108,30 @@ export async function createApp(config: Config, options: { log?: Logger } = {}):
 export interface Listening {
   server: Server;
   url: string;
-  close(): Promise<void>;
+  /**
+   * Graceful stop: refuse new connections at once, let the requests in flight finish for up to
+   * `graceMs`, then end their work (they answer 503) and close every connection.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
+/** After the grace, how long aborted requests get to write their 503 before sockets are cut. */
+const ABORT_ANSWER_MS = 2_000;
+
 export async function listen(app: App, port: number, host: string): Promise<Listening> {
-  const server = createHttpServer(app.yoga);
+  let draining = false;
+  const inFlight = new Set<ServerResponse>();
+  let onIdle: (() => void) | null = null;
+  const server = createHttpServer((request, response) => {
+    // During the drain a client still gets its answer, and is told to reconnect elsewhere.
+    if (draining) response.setHeader('connection', 'close');
+    inFlight.add(response);
+    response.once('close', () => {
+      inFlight.delete(response);
+      if (inFlight.size === 0) onIdle?.();
+    });
+    app.yoga(request, response);
+  });
   // A slow client must not hold a connection open forever.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
@@ -73,13 +141,31 @@ export async function listen(app: App, port: number, host: string): Promise<List
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const idle = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (inFlight.size === 0) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        onIdle = null;
+        resolve();
+      }
+      onIdle = done;
+    });
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async (graceMs = 0) => {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await idle(graceMs);
+      if (inFlight.size > 0) {
+        app.abortInFlight();
+        await idle(ABORT_ANSWER_MS);
+      }
+      server.closeAllConnections();
+      await closed;
+    },
   };
 }

@@ -3,14 +3,34 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** A read replica searches read from; unset: the primary. */
+  databaseReadUrl: string | undefined;
+  /** The database URLs lead to a transaction-mode pooler such as PgBouncer. */
+  transactionPooler: boolean;
   dataDir: string;
   redisUrl: string | undefined;
   instagramUpstreamUrl: string | undefined;
   upstreamTimeoutMs: number;
   twitch: { apiUrl: string; clientId: string; token: string } | undefined;
   adminToken: string | undefined;
+  /** Serves /metrics on a port of its own (no key); unset: /metrics on the main port behind ADMIN_TOKEN. */
+  metricsPort: number | undefined;
   statementTimeoutMs: number;
+  connectTimeoutMs: number;
+  poolSize: number;
   maxBodyBytes: number;
+  /** How long in-flight requests may run on after SIGTERM before they are answered 503. */
+  shutdownGraceMs: number;
+  /** Serve searches from the in-memory index (SEARCH_INDEX=off: every search runs SQL). */
+  searchIndex: boolean;
+  /** How often the index reads the change feed. */
+  searchPollMs: number;
+  /** How long a key's identity is reused: a disabled or rotated key stops working within this. */
+  keyCacheMs: number;
+  /** Units per quota lease taken by this process (0: one reservation per call). */
+  quotaLeaseUnits: number;
+  /** Leases are taken only while this many leases' worth of units would remain besides them. */
+  quotaLeaseFloor: number;
 }
 
 function integer(name: string, value: string | undefined, fallback: number): number {
@@ -20,6 +40,18 @@ function integer(name: string, value: string | undefined, fallback: number): num
   return parsed;
 }
 
+function poolerMode(value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'session') return false;
+  if (value === 'transaction') return true;
+  throw new Error('DATABASE_POOLER must be transaction or session');
+}
+
+function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new Error(`${name} must be on or off`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
   const twitchUrl = nonEmpty(env.TWITCH_API_URL);
@@ -27,6 +59,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer('PORT', env.PORT, 8080),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     databaseUrl: nonEmpty(env.DATABASE_URL),
+    databaseReadUrl: nonEmpty(env.DATABASE_READ_URL),
+    transactionPooler: poolerMode(env.DATABASE_POOLER),
     dataDir: nonEmpty(env.DATA_DIR) ?? './.data',
     redisUrl: nonEmpty(env.REDIS_URL),
     instagramUpstreamUrl: nonEmpty(env.INSTAGRAM_UPSTREAM_URL),
@@ -35,7 +69,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { apiUrl: twitchUrl, clientId: env.TWITCH_CLIENT_ID ?? '', token: env.TWITCH_TOKEN ?? '' }
       : undefined,
     adminToken: nonEmpty(env.ADMIN_TOKEN),
+    metricsPort: nonEmpty(env.METRICS_PORT) === undefined ? undefined : integer('METRICS_PORT', env.METRICS_PORT, 0),
     statementTimeoutMs: integer('STATEMENT_TIMEOUT_MS', env.STATEMENT_TIMEOUT_MS, 15_000),
+    connectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 2_000),
+    poolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10),
     maxBodyBytes: integer('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 64 * 1024),
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000),
+    searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
+    searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
+    keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
+    quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
+    quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
   };
 }

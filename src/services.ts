@@ -1,5 +1,8 @@
+import type { InFlightWork } from './access/in-flight.js';
 import type { AccessService } from './access/pipeline.js';
+import type { SearchIndex } from './search/service.js';
 import type { Config } from './config.js';
+import type { Metrics } from './observability/metrics.js';
 import type { Store } from './store/connect.js';
 import type { InstagramClient } from './upstreams/instagram/client.js';
 
@@ -9,12 +12,19 @@ export interface Services {
   store: Store;
   access: AccessService;
   log: Logger;
+  metrics: Metrics;
   /** The photo platform's feed API for realtime fetches; without it they answer 500 (upstream unavailable). */
   instagram?: InstagramClient;
+  /** The work of the requests in flight: it stops when a client leaves or the shutdown grace is over (503). */
+  work: InFlightWork;
+  /** The in-memory search index; null: every search runs SQL. */
+  search: SearchIndex | null;
 }
 
 export interface Logger {
   info(message: string, details?: Record<string, unknown>): void;
   warn(message: string, details?: Record<string, unknown>): void;
   error(message: string, details?: Record<string, unknown>): void;
+  /** Writes what is buffered (before the process exits). */
+  flush?(): void;
 }

@@ -156,6 +156,7 @@ describe('twitch collector', () => {
     const hanging: TwitchClient = {
       pages: () => (async function* () {})(),
       fetchAllStreams: () => new Promise((resolve) => (release = resolve)),
+      close: async () => {},
     };
     const midPass = new AbortController();
     const running = runTwitchCollector({ db: store.db, client: hanging, log, signal: midPass.signal });

@@ -1,6 +1,6 @@
 import { collectTwitchPass, DEFAULT_COLLECT_INTERVAL_MS, runTwitchCollector, sleep, twitchClientFromConfig } from '../collector/twitch.js';
 import type { Config } from '../config.js';
-import { createLogger } from '../log.js';
+import { createLogger } from '../observability/log.js';
 import { flags } from './main.js';
 import { withStore } from './store.js';
 
@@ -28,8 +28,12 @@ export async function collectCommand(config: Config, args: string[]): Promise<nu
   if (values.once) {
     return withStore(config, async ({ db }) => {
       const client = twitchClientFromConfig(twitch, { timeoutMs: config.upstreamTimeoutMs });
-      const result = await collectTwitchPass({ db, client, log });
-      return result?.ok ? 0 : 1;
+      try {
+        const result = await collectTwitchPass({ db, client, log });
+        return result?.ok ? 0 : 1;
+      } finally {
+        await client.close();
+      }
     });
   }
 
@@ -48,9 +52,13 @@ export async function collectCommand(config: Config, args: string[]): Promise<nu
         },
       });
       log.info('live-stream collector started', { intervalSeconds: DEFAULT_COLLECT_INTERVAL_MS / 1000 });
-      const { passes, failures } = await runTwitchCollector({ db, client, log, signal: stop.signal });
-      log.info('live-stream collector stopped', { passes, failures });
-      return 0;
+      try {
+        const { passes, failures } = await runTwitchCollector({ db, client, log, signal: stop.signal });
+        log.info('live-stream collector stopped', { passes, failures });
+        return 0;
+      } finally {
+        await client.close();
+      }
     });
   } finally {
     process.off('SIGINT', onSignal);

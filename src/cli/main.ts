@@ -1,6 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
-import { StoreLockedError } from '../store/connect.js';
 
 // `creator-data <command>`: every command honours the variables of decisions.md §7.
 const usage = `usage: creator-data <command>
@@ -8,6 +7,7 @@ const usage = `usage: creator-data <command>
   serve                      serve without seeding
   migrate                    run the migrations
   schema                     print the GraphQL schema (SDL)
+  openapi                    print the OpenAPI 3.1 document of the REST routes
   seed --demo | seed --creators N --videos N --channels N --live N
   import <categories|creators|channels|videos|live-streams> <file.ndjson|->
   keys create [--plan NAME] [--quota UNITS] [--rate RPS] [--expires ISO] [--account ID] [--json]
@@ -38,6 +38,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema': {
         const { printSchemaSDL } = await import('../schema/index.js');
         process.stdout.write(printSchemaSDL());
+        return 0;
+      }
+      case 'openapi': {
+        const { openApiJson } = await import('../rest/openapi.js');
+        process.stdout.write(openApiJson());
         return 0;
       }
       case 'seed': {
@@ -71,6 +76,8 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (error) {
+    // Loaded only now: `--help` and usage errors must not load the store's drivers.
+    const { StoreLockedError } = await import('../store/connect.js');
     if (error instanceof StoreLockedError || error instanceof UsageError) {
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 2;
@@ -81,7 +88,9 @@ export async function main(argv: string[]): Promise<number> {
 
 export class UsageError extends Error {}
 
-export function flags<const O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+type Flags<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+
+export function flags<const O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O): Flags<O> {
   try {
     return parseArgs({ args, options, allowPositionals: true as const, strict: true as const });
   } catch (error) {

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../store/migrate.js';
 
 /** Opens the configured store, migrated, for one command, and closes it afterwards. */
 export async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({ databaseUrl: config.databaseUrl, transactionPooler: config.transactionPooler, dataDir: config.dataDir });
   try {
     await migrateToLatest(store.db);
     return await work(store);

@@ -1,9 +1,9 @@
-import { execute } from 'graphql';
-import { RequestAccess } from '../access/pipeline.js';
+import { compiledPlan } from '../schema/compiled.js';
+import { attachAccess, RequestAccess } from '../access/pipeline.js';
 import { ApiError, isApiError, toClientError, type ErrorCode, type FieldError } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { createContext } from '../schema/context.js';
-import { logUnexpected } from '../log.js';
+import { errorReport } from '../observability/log.js';
 import type { Services } from '../services.js';
 import { decodeRestInput, restFieldErrors } from './codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from './envelope.js';
@@ -11,6 +11,12 @@ import { renderRest } from './render.js';
 import { restRoutes, type RestRoute } from './routes.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
+
+// Each route's operation compiled once (src/schema/compiled.ts): no parse, no validation and no
+// generic execution walk per request.
+for (const route of restRoutes) {
+  if (!compiledPlan(schema, route.document)) throw new Error(`REST route ${route.path} does not compile`);
+}
 
 /** The REST front door: route, then the shared pipeline, then the route's GraphQL operation. */
 export async function handleRest(services: Services, request: Request): Promise<Response> {
@@ -22,7 +28,8 @@ export async function handleRest(services: Services, request: Request): Promise<
     return errorResponse(notFound());
   }
 
-  const access = new RequestAccess(services.access, request.headers.get('authorization'));
+  const access = new RequestAccess(services.access, request.headers.get('authorization'), services.work.signal(request));
+  attachAccess(request, access);
   // A REST route runs one root field: its charge stands only if the whole response is a success.
   let succeeded = false;
   let response: Response;
@@ -32,12 +39,10 @@ export async function handleRest(services: Services, request: Request): Promise<
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
       const input = decodeRestInput(route!.input, await readInput(request, route!, services.config.maxBodyBytes));
-      const result = await execute({
-        schema,
-        document: route!.document,
-        variableValues: route!.variables(input),
-        contextValue: createContext(services, access),
-      });
+      // The statements of a client that leaves are cancelled on the server (src/store/connect.ts).
+      const result = await services.store.cancellable(access.signal, async () =>
+        compiledPlan(schema, route!.document)!.query(undefined, createContext(services, access), route!.variables(input)),
+      );
       if (result.errors?.length) throw result.errors[0];
       const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
       const rootType = schema.getQueryType()!.getFields()[rootName].type;
@@ -50,23 +55,21 @@ export async function handleRest(services: Services, request: Request): Promise<
   } finally {
     await access.settle(succeeded ? new Set() : 'all');
   }
-  const remaining = await access.quotaRemaining().catch(() => null);
-  if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
   return response;
 }
 
 function asApiError(services: Services, error: unknown): ApiError {
   if (isApiError(error)) return error;
-  const clientError = toClientError(error, logUnexpected(services.log));
-  const code = (clientError.extensions.code as ErrorCode | undefined) ?? 'INTERNAL';
-  const fields = (clientError.extensions.fields as FieldError[] | undefined) ?? [];
-  const headers = (clientError.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+  const clientError = toClientError(error, errorReport(services.log));
+  const code = (clientError.extensions?.code as ErrorCode | undefined) ?? 'INTERNAL';
+  const fields = (clientError.extensions?.fields as FieldError[] | undefined) ?? [];
+  const headers = (clientError.extensions?.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
   // Our own messages are safe to show (upstream unavailable included); the masked ones say nothing.
   return new ApiError(code, code === 'INTERNAL' ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
 }
 
 async function readInput(request: Request, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
-  if (route.method === 'GET') return Object.fromEntries(new URL(request.url).searchParams);
+  if (route.method === 'GET') return queryParameters(new URL(request.url).searchParams);
   const contentType = request.headers.get('content-type') ?? '';
   if (contentType.split(';')[0].trim().toLowerCase() !== 'application/json') {
     throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
@@ -88,3 +91,15 @@ async function readInput(request: Request, route: RestRoute, maxBytes: number): 
   return body as Record<string, unknown>;
 }
 
+
+/** Query parameters as an object; a parameter given twice is ambiguous, so it is a 400, not "the last one wins". */
+function queryParameters(params: URLSearchParams): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  const repeated = new Set<string>();
+  for (const [name, value] of params) {
+    if (Object.hasOwn(input, name)) repeated.add(name);
+    Object.defineProperty(input, name, { value, enumerable: true, configurable: true, writable: true });
+  }
+  if (repeated.size > 0) throw ApiError.badRequest([...repeated].map((field) => ({ field, message: 'is given more than once' })));
+  return input;
+}

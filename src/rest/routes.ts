@@ -1,10 +1,12 @@
 import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
-import { DEFAULT_PAGE_SIZE } from '../inputs/common.js';
+import type { EndpointId } from '../access/endpoints.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../inputs/common.js';
 import { creatorFilterShape, creatorSearchBody } from '../inputs/creators.js';
 import { liveStreamFilterShape, liveStreamSearchBody } from '../inputs/live-streams.js';
 import { realtimeMediasArgs } from '../inputs/medias.js';
 import { videoFilterShape, videoSearchBody } from '../inputs/videos.js';
+import { describe, objectSchema, type JsonSchema, type ObjectSchema } from './json-schema.js';
 
 // The contract's REST routes as persisted GraphQL operations: each runs the very same resolver
 // as its GraphQL twin, and the selection below is the contract's item shape, stated once.
@@ -12,12 +14,16 @@ import { videoFilterShape, videoSearchBody } from '../inputs/videos.js';
 export interface RestRoute {
   method: 'GET' | 'POST';
   path: string;
+  /** The endpoint id plans name and quota is charged to (decisions.md §1). */
+  endpoint: EndpointId;
   /** The request body (POST) or query parameters (GET), in the schema's camelCase names. */
   input: z.ZodType & { shape: Record<string, z.ZodType> };
   document: DocumentNode;
   variables(input: Record<string, unknown>): Record<string, unknown>;
   /** The envelope's `data` from the root field, already rendered in REST names. */
   data(root: Record<string, unknown>, input: Record<string, unknown>): unknown;
+  /** The JSON Schema of what `data` returns, from the schema of the rendered root field (src/rest/openapi.ts). */
+  dataSchema(root: ObjectSchema): JsonSchema;
 }
 
 const pick = (input: Record<string, unknown>, keys: readonly string[]) =>
@@ -26,6 +32,7 @@ const pick = (input: Record<string, unknown>, keys: readonly string[]) =>
 /** Contract §2.2: a page/page_size search over a connection with an exact total. */
 function pagedSearch(options: {
   root: 'creators' | 'videos';
+  endpoint: EndpointId;
   filterShape: Record<string, unknown>;
   body: RestRoute['input'];
   path: string;
@@ -37,6 +44,7 @@ function pagedSearch(options: {
   return {
     method: 'POST',
     path: options.path,
+    endpoint: options.endpoint,
     input: options.body,
     document: parse(`
       query RestSearch($filter: ${options.filterType}, $sortBy: ${options.sortType}, $first: Int, $offset: Int) {
@@ -61,6 +69,14 @@ function pagedSearch(options: {
         total_pages: Math.ceil(total / pageSize),
       };
     },
+    dataSchema: (root) =>
+      objectSchema({
+        items: root.properties.nodes,
+        total: describe(root.properties.total_count, 'Exact number of matches'),
+        page: { type: 'integer', minimum: 1, description: 'The page number, from 1' },
+        page_size: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE },
+        total_pages: { type: 'integer', minimum: 0, description: 'ceil(total / page_size)' },
+      }),
   };
 }
 
@@ -78,6 +94,7 @@ function cursorSearch(options: { path: string; body: RestRoute['input']; filterS
   return {
     method: 'POST',
     path: options.path,
+    endpoint: 'live.search',
     input: options.body,
     document: parse(`
       query RestLiveSearch($filter: LiveStreamFilter, $first: Int, $last: Int, $after: String, $before: String) {
@@ -100,6 +117,12 @@ function cursorSearch(options: { path: string; body: RestRoute['input']; filterS
       const offset = more ? ((backward ? page.start_cursor : page.end_cursor) ?? '') : '';
       return { more, offset, data: root.nodes };
     },
+    dataSchema: (root) =>
+      objectSchema({
+        more: { type: 'boolean', description: 'Whether a next page exists (with `before`: whether streams exist further back)' },
+        offset: { type: 'string', description: 'Cursor to pass as `after` (with `before`: as `before`); "" when `more` is false' },
+        data: root.properties.nodes,
+      }),
   };
 }
 
@@ -108,6 +131,7 @@ function realtimeMediaList(options: { path: string; item: string }): RestRoute {
   return {
     method: 'GET',
     path: options.path,
+    endpoint: 'realtime.medias',
     input: realtimeMediasArgs,
     document: parse(`
       query RestRealtimeMedias($userId: String!, $offset: String) {
@@ -119,6 +143,7 @@ function realtimeMediaList(options: { path: string; item: string }): RestRoute {
       }`),
     variables: (input) => ({ userId: input.userId, offset: input.offset ?? null }),
     data: (root) => root,
+    dataSchema: (root) => root,
   };
 }
 
@@ -150,6 +175,7 @@ const videoItem = `
 export const restRoutes: RestRoute[] = [
   pagedSearch({
     root: 'creators',
+    endpoint: 'search.creators',
     path: '/api/v1/search/twitter/user',
     filterShape: creatorFilterShape,
     body: creatorSearchBody,
@@ -159,6 +185,7 @@ export const restRoutes: RestRoute[] = [
   }),
   pagedSearch({
     root: 'videos',
+    endpoint: 'search.videos',
     path: '/api/v1/search/youtube/video',
     filterShape: videoFilterShape,
     body: videoSearchBody,

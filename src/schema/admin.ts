@@ -51,6 +51,8 @@ builder.mutationType({
       resolve: async (_root, { id }, ctx) => {
         const issued = await rotateKey(ctx.db, id);
         if (!issued) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
+        // This process stops honouring the old value at once; others within KEY_CACHE_MS.
+        ctx.services.access.forgetKeys();
         return issued;
       },
     }),
@@ -67,6 +69,7 @@ builder.mutationType({
           args: { id: t.arg.string({ required: true }) },
           resolve: async (_root, { id }, ctx) => {
             if (!(await setKeyStatus(ctx.db, id, status))) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
+            ctx.services.access.forgetKeys();
             return true;
           },
         }),

@@ -1,4 +1,5 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import type { IndexPage } from '../search/creators.js';
 import type { Page } from '../store/paging.js';
 import { builder } from './builder.js';
 
@@ -57,6 +58,33 @@ export async function connection<Node>(
   counting?.catch(() => {});
   const page = await fetchPage();
   return { page, totalCount: () => (counting ??= count()) };
+}
+
+/**
+ * A connection from the in-memory index when it has the table loaded (the page's ids and the exact
+ * total, then the rows read by key), else from SQL. A row deleted since the index last read the
+ * change feed is left out of the page.
+ */
+export async function searchConnection<Node>(
+  info: GraphQLResolveInfo,
+  indexed: IndexPage | null,
+  source: {
+    rowsById: (ids: string[]) => Promise<Node[]>;
+    idOf: (node: Node) => string;
+    sqlPage: () => Promise<Page<Node>>;
+    sqlCount: () => Promise<number>;
+  },
+): Promise<ConnectionResult<Node>> {
+  if (!indexed) return connection(info, source.sqlPage, source.sqlCount);
+  const rows = await source.rowsById(indexed.ids);
+  const cursorOf = new Map(indexed.ids.map((id, i) => [id, indexed.cursors[i]]));
+  const page: Page<Node> = {
+    rows,
+    cursors: rows.map((row) => cursorOf.get(source.idOf(row))!),
+    hasNextPage: indexed.hasNextPage,
+    hasPreviousPage: indexed.hasPreviousPage,
+  };
+  return { page, totalCount: async () => indexed.total };
 }
 
 function selects(info: GraphQLResolveInfo, set: SelectionSetNode | undefined, field: string): boolean {

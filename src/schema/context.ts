@@ -6,7 +6,10 @@ import type { Database } from '../store/database.js';
 import type { Services } from '../services.js';
 
 export interface Context {
+  /** The primary: writes, and reads that must see them. */
   db: Kysely<Database>;
+  /** Where searches read: a replica when DATABASE_READ_URL is set. */
+  readDb: Kysely<Database>;
   services: Services;
   access: RequestAccess;
   loaders: { channel: DataLoader<string, Channel | null> };
@@ -14,11 +17,12 @@ export interface Context {
 
 // Loaders live for one request: a page of videos asks for its channels in one batched query.
 export function createContext(services: Services, access: RequestAccess): Context {
-  const db = services.store.db;
+  const { db, readDb } = services.store;
   return {
     db,
+    readDb,
     services,
     access,
-    loaders: { channel: new DataLoader((ids: readonly string[]) => loadChannels(db, ids)) },
+    loaders: { channel: new DataLoader((ids: readonly string[]) => loadChannels(readDb, ids)) },
   };
 }

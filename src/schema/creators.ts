@@ -2,9 +2,9 @@ import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creator
 import { ApiError, type FieldError } from '../errors.js';
 import { expandCategoryIds } from '../store/categories.js';
 import { checkCursors } from '../store/paging.js';
-import { countCreators, creatorOrder, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
+import { countCreators, creatorOrder, creatorsById, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
 import { builder } from './builder.js';
-import { connection, connectionType } from './connection.js';
+import { connectionType, searchConnection } from './connection.js';
 import { Gender } from './gender.js';
 import { enumFromZod, inputFromZod, validated } from './zod-input.js';
 
@@ -80,7 +80,7 @@ builder.queryField('creators', (t) =>
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = validated(creatorsArgs, rawArgs);
       const filter = args.filter ?? {};
-      const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.db, filter.categoryIds) : null;
+      const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.readDb, filter.categoryIds) : null;
       const search: CreatorSearch = {
         platform: 'twitter',
         filter,
@@ -89,11 +89,12 @@ builder.queryField('creators', (t) =>
       };
       checkCursors(creatorOrder(search), args);
       await ctx.access.reserve('search.creators', info.path.key as string);
-      return connection(
-        info,
-        () => searchCreators(ctx.db, search, args),
-        () => countCreators(ctx.db, search),
-      );
+      return searchConnection(info, ctx.services.search?.creators(search, args) ?? null, {
+        rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),
+        idOf: (creator) => creator.userId,
+        sqlPage: () => searchCreators(ctx.readDb, search, args),
+        sqlCount: () => countCreators(ctx.readDb, search),
+      });
     },
   }),
 );

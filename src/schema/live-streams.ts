@@ -1,8 +1,8 @@
 import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
-import { liveStreamOrder, countLiveStreams, searchLiveStreams, type LiveStream } from '../store/live-streams.js';
+import { liveStreamOrder, countLiveStreams, liveStreamsById, searchLiveStreams, type LiveStream } from '../store/live-streams.js';
 import { builder } from './builder.js';
 import { checkCursors } from '../store/paging.js';
-import { connection, connectionType } from './connection.js';
+import { connectionType, searchConnection } from './connection.js';
 import { enumFromZod, inputFromZod, validated } from './zod-input.js';
 
 // Only the filter is an enum: the item's `type` is the platform's own string ("live" or ""), which
@@ -52,11 +52,12 @@ builder.queryField('liveStreams', (t) =>
       const filter = args.filter ?? {};
       checkCursors(liveStreamOrder, args);
       await ctx.access.reserve('live.search', info.path.key as string);
-      return connection(
-        info,
-        () => searchLiveStreams(ctx.db, filter, args),
-        () => countLiveStreams(ctx.db, filter),
-      );
+      return searchConnection(info, ctx.services.search?.liveStreams(filter, args) ?? null, {
+        rowsById: (ids) => liveStreamsById(ctx.readDb, ids),
+        idOf: (stream) => stream.id,
+        sqlPage: () => searchLiveStreams(ctx.readDb, filter, args),
+        sqlCount: () => countLiveStreams(ctx.readDb, filter),
+      });
     },
   }),
 );

@@ -1,9 +1,9 @@
 import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
 import type { Channel } from '../store/channels.js';
 import { checkCursors } from '../store/paging.js';
-import { countVideos, defaultVideoSort, videoOrder, searchVideos, type Video, type VideoSearch } from '../store/videos.js';
+import { countVideos, defaultVideoSort, videoOrder, searchVideos, videosById, type Video, type VideoSearch } from '../store/videos.js';
 import { builder } from './builder.js';
-import { connection, connectionType } from './connection.js';
+import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';
 import { Gender } from './gender.js';
 import { enumFromZod, inputFromZod, validated } from './zod-input.js';
@@ -89,11 +89,12 @@ builder.queryField('videos', (t) =>
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
       checkCursors(videoOrder(search), args);
       await ctx.access.reserve('search.videos', info.path.key as string);
-      return connection(
-        info,
-        () => searchVideos(ctx.db, search, args),
-        () => countVideos(ctx.db, search),
-      );
+      return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
+        rowsById: (ids) => videosById(ctx.readDb, ids),
+        idOf: (video) => video.videoId,
+        sqlPage: () => searchVideos(ctx.readDb, search, args),
+        sqlCount: () => countVideos(ctx.readDb, search),
+      });
     },
   }),
 );

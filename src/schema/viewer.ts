@@ -19,7 +19,9 @@ builder.queryField('viewer', (t) =>
     description: "The caller's plan and quota; costs nothing",
     resolve: async (_root, _args, ctx) => {
       const [usage] = await accountUsage(ctx.db, ctx.access.caller!.accountId);
-      return usage;
+      // Units this process leased but has not sold are not used yet, whatever the database says.
+      const unsold = ctx.services.access.unsold(usage.accountId);
+      return { ...usage, quotaUsed: usage.quotaUsed - unsold, quotaRemaining: usage.quotaRemaining + unsold };
     },
   }),
 );

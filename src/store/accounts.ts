@@ -27,6 +27,7 @@ export interface KeyOwner {
   ratePerSecond: number;
   burst: number;
   maxInFlight: number;
+  subscriptionEndsAt: Date | null;
 }
 
 /** The active key with this hash and its account's limits, or null. */
@@ -35,7 +36,17 @@ export async function findActiveKey(db: Kysely<Database>, keyHash: Buffer): Prom
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .innerJoin('plans as p', 'p.id', 'a.plan_id')
-    .select(['k.id as keyId', 'a.id as accountId', 'p.id as planId', 'p.endpoints', 'p.rate_per_second as planRate', 'p.burst', 'p.max_in_flight as maxInFlight', 'a.rate_per_second as accountRate'])
+    .select([
+      'k.id as keyId',
+      'a.id as accountId',
+      'p.id as planId',
+      'p.endpoints',
+      'p.rate_per_second as planRate',
+      'p.burst',
+      'p.max_in_flight as maxInFlight',
+      'a.rate_per_second as accountRate',
+      'a.subscription_ends_at as subscriptionEndsAt',
+    ])
     .where('k.key_hash', '=', keyHash)
     .where('k.status', '=', 'active')
     .executeTakeFirst();
@@ -50,6 +61,7 @@ export async function findActiveKey(db: Kysely<Database>, keyHash: Buffer): Prom
     ratePerSecond,
     burst: row.accountRate ? row.accountRate * 2 : row.burst,
     maxInFlight: row.maxInFlight,
+    subscriptionEndsAt: toDate(row.subscriptionEndsAt),
   };
 }
 
@@ -98,6 +110,48 @@ export async function refundQuota(db: Kysely<Database>, accountId: string, cost:
     .set({ quota_used: sql`greatest(quota_used - ${cost}, 0)` })
     .where('id', '=', accountId)
     .execute();
+}
+
+/**
+ * Takes `units` of the account for a lease if at least `floor` units remain after it:
+ *   WITH taken AS (UPDATE accounts SET quota_used = quota_used + :units
+ *                  WHERE id = :account AND quota_used + :units + :floor <= quota_allowance RETURNING …)
+ *   INSERT INTO quota_leases … SELECT … FROM taken
+ * The units left in the account, or null when the account is too close to its allowance to lease.
+ */
+export async function takeLease(db: Kysely<Database>, accountId: string, leaseId: string, units: number, floor: number): Promise<number | null> {
+  const { rows } = await sql<{ remaining: string | number | bigint }>`
+    WITH taken AS (
+      UPDATE accounts SET quota_used = quota_used + ${units}
+      WHERE id = ${accountId} AND quota_used + ${units} + ${floor} <= quota_allowance
+      RETURNING id, quota_allowance - quota_used AS remaining
+    ), leased AS (
+      INSERT INTO quota_leases (id, account_id, granted) SELECT ${leaseId}, id, ${units} FROM taken RETURNING id
+    )
+    SELECT remaining FROM taken, leased`.execute(db);
+  return rows.length > 0 ? toCount(rows[0].remaining) : null;
+}
+
+/** Records how many of a lease's units have been sold, so a crash loses no more than since the last one. */
+export async function checkpointLease(db: Kysely<Database>, leaseId: string, used: number): Promise<void> {
+  await db.updateTable('quota_leases').set({ used, renewed_at: sql`now()` }).where('id', '=', leaseId).execute();
+}
+
+/** Ends a lease: the units it did not sell go back to the account, in one statement. */
+export async function endLease(db: Kysely<Database>, leaseId: string, used: number): Promise<void> {
+  await sql`
+    WITH ended AS (DELETE FROM quota_leases WHERE id = ${leaseId} RETURNING account_id, granted)
+    UPDATE accounts a SET quota_used = greatest(a.quota_used - (ended.granted - ${used}), 0)
+    FROM ended WHERE a.id = ended.account_id`.execute(db);
+}
+
+/** Settles the leases of processes that stopped renewing them (crashed): back what they had not sold. */
+export async function reclaimLeases(db: Kysely<Database>, staleMs: number): Promise<void> {
+  await sql`
+    WITH stale AS (
+      DELETE FROM quota_leases WHERE renewed_at < now() - ${`${staleMs} milliseconds`}::interval RETURNING account_id, granted - used AS unused
+    ), owed AS (SELECT account_id, sum(unused) AS unused FROM stale GROUP BY account_id)
+    UPDATE accounts a SET quota_used = greatest(a.quota_used - owed.unused, 0) FROM owed WHERE a.id = owed.account_id`.execute(db);
 }
 
 export async function quotaRemaining(db: Kysely<Database>, accountId: string): Promise<number> {

@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ChannelRow, Database } from './database.js';
-import { genderFromCode, toCount, toDecimal, type Gender } from './values.js';
+import { centsOf, genderFromCode, toCount, toDecimal, type Gender } from './values.js';
 
 export interface Channel {
   channelId: string;
@@ -47,4 +47,60 @@ export function toChannel(row: ChannelRow): Channel {
     evaluationMax: toDecimal(row.evaluation_max),
     lastUpdateAt: row.last_update_at,
   };
+}
+
+/** What the search index keeps of a channel for video search's channel filters; metrics in cents. */
+export interface ChannelIndexRow {
+  channelId: string;
+  country: string;
+  gender: number;
+  followerCount: number;
+  avgEngagementRate: number;
+  avgPlayCount: number;
+  avgLikeCount: number;
+  avgCommentCount: number;
+  recentMonthPublishCount: number;
+}
+
+function channelIndexQuery(db: Kysely<Database>) {
+  return db
+    .selectFrom('channels')
+    .select([
+      'channel_id',
+      'country',
+      'gender',
+      sql<number>`follower_count::float8`.as('followers'),
+      centsOf('avg_engagement_rate').as('engagement'),
+      centsOf('avg_play_count').as('plays'),
+      centsOf('avg_like_count').as('likes'),
+      centsOf('avg_comment_count').as('comments'),
+      'recent_month_publish_count',
+    ]);
+}
+
+function toChannelIndexRow(row: Awaited<ReturnType<ReturnType<typeof channelIndexQuery>['execute']>>[number]): ChannelIndexRow {
+  return {
+    channelId: row.channel_id,
+    country: row.country,
+    gender: row.gender,
+    followerCount: Number(row.followers),
+    avgEngagementRate: Number(row.engagement),
+    avgPlayCount: Number(row.plays),
+    avgLikeCount: Number(row.likes),
+    avgCommentCount: Number(row.comments),
+    recentMonthPublishCount: row.recent_month_publish_count,
+  };
+}
+
+/** A batch of index rows in id order, after `after` (a full load, read in one snapshot by the caller). */
+export async function channelIndexRows(db: Kysely<Database>, after: string | null, limit: number): Promise<ChannelIndexRow[]> {
+  let query = channelIndexQuery(db).orderBy('channel_id').limit(limit);
+  if (after !== null) query = query.where('channel_id', '>', after);
+  return (await query.execute()).map(toChannelIndexRow);
+}
+
+/** The index rows of the given ids that exist (a change feed batch). */
+export async function channelIndexRowsById(db: Kysely<Database>, ids: readonly string[]): Promise<ChannelIndexRow[]> {
+  if (ids.length === 0) return [];
+  return (await channelIndexQuery(db).where('channel_id', 'in', [...ids]).execute()).map(toChannelIndexRow);
 }

@@ -3,7 +3,7 @@ import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
 import type { Database, CreatorRow } from './database.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
-import { genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
+import { centsOf, genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
 
 export interface LastPostItem {
   postId: string;
@@ -63,7 +63,8 @@ export function defaultCreatorSort(filter: CreatorFilter): CreatorSort {
 
 type CreatorsEb = ExpressionBuilder<Database, 'creators'>;
 
-const numericBounds = [
+/** Each numeric filter of creator search: its min and max fields and the column they bound. */
+export const creatorNumericBounds = [
   ['followerCountMin', 'followerCountMax', 'follower_count'],
   ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
   ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
@@ -94,7 +95,7 @@ function whereCreators(search: CreatorSearch) {
     if (filter.languages?.length) {
       conditions.push(eb('creators.language', 'in', filter.languages.map((c) => c.toLowerCase())));
     }
-    for (const [minKey, maxKey, column] of numericBounds) {
+    for (const [minKey, maxKey, column] of creatorNumericBounds) {
       const min = minKey ? filter[minKey] : null;
       const max = filter[maxKey];
       if (min != null) conditions.push(eb(`creators.${column}`, '>=', min));
@@ -183,4 +184,122 @@ export function toCreator(row: CreatorRow): Creator {
     categoryIds: row.category_ids,
     lastUpdateAt: row.last_update_at,
   };
+}
+
+/**
+ * What the search index keeps of a creator (src/search/creators.ts), in exact numbers: metrics in
+ * cents (numeric(20,2) × 100), times in epoch milliseconds (NaN for NULL), text as lower() made it.
+ */
+export interface CreatorIndexRow {
+  platform: string;
+  userId: string;
+  username: string;
+  fullName: string;
+  country: string;
+  language: string;
+  gender: number;
+  followerCount: number;
+  isVerified: boolean;
+  hasEmail: boolean;
+  avgEngagementRate: number;
+  avgVideoEngagementRate: number;
+  avgCommentCount: number;
+  avgLikeCount: number;
+  avgViewCount: number;
+  avgEngagementCount: number;
+  retweetRatio: number;
+  recentMonthPublishCount: number;
+  lastPublishAt: number;
+  categoryIds: number[];
+}
+
+export interface CreatorKey {
+  platform: string;
+  userId: string;
+}
+
+function creatorIndexQuery(db: Kysely<Database>) {
+  return db
+    .selectFrom('creators')
+    .select([
+      'platform',
+      'user_id',
+      sql<string>`lower(username)`.as('username_lower'),
+      sql<string>`lower(full_name)`.as('full_name_lower'),
+      'country',
+      'language',
+      'gender',
+      sql<number>`follower_count::float8`.as('followers'),
+      'is_verified',
+      'has_email',
+      centsOf('avg_engagement_rate').as('engagement'),
+      centsOf('avg_video_engagement_rate').as('video_engagement'),
+      centsOf('avg_comment_count').as('comments'),
+      centsOf('avg_like_count').as('likes'),
+      centsOf('avg_view_count').as('views'),
+      centsOf('avg_engagement_count').as('engagement_count'),
+      centsOf('retweet_ratio').as('retweets'),
+      'recent_month_publish_count',
+      sql<number | null>`(extract(epoch from last_publish_at) * 1000)::float8`.as('last_publish_ms'),
+      'category_ids',
+    ]);
+}
+
+function toCreatorIndexRow(row: Awaited<ReturnType<ReturnType<typeof creatorIndexQuery>['execute']>>[number]): CreatorIndexRow {
+  return {
+    platform: row.platform,
+    userId: row.user_id,
+    username: row.username_lower,
+    fullName: row.full_name_lower,
+    country: row.country,
+    language: row.language,
+    gender: row.gender,
+    followerCount: Number(row.followers),
+    isVerified: row.is_verified,
+    hasEmail: row.has_email,
+    avgEngagementRate: Number(row.engagement),
+    avgVideoEngagementRate: Number(row.video_engagement),
+    avgCommentCount: Number(row.comments),
+    avgLikeCount: Number(row.likes),
+    avgViewCount: Number(row.views),
+    avgEngagementCount: Number(row.engagement_count),
+    retweetRatio: Number(row.retweets),
+    recentMonthPublishCount: row.recent_month_publish_count,
+    lastPublishAt: row.last_publish_ms === null ? NaN : Number(row.last_publish_ms),
+    categoryIds: row.category_ids,
+  };
+}
+
+/** A batch of index rows in key order, after `after` (a full load, read in one snapshot by the caller). */
+export async function creatorIndexRows(db: Kysely<Database>, after: CreatorKey | null, limit: number): Promise<CreatorIndexRow[]> {
+  let query = creatorIndexQuery(db).orderBy('platform').orderBy('user_id').limit(limit);
+  if (after) query = query.where(sql<boolean>`(platform, user_id) > (${after.platform}, ${after.userId})`);
+  return (await query.execute()).map(toCreatorIndexRow);
+}
+
+/** The index rows of the given keys that exist (a change feed batch). */
+export async function creatorIndexRowsByKey(db: Kysely<Database>, keys: readonly CreatorKey[]): Promise<CreatorIndexRow[]> {
+  const rows: CreatorIndexRow[] = [];
+  for (const [platform, userIds] of groupByPlatform(keys)) {
+    rows.push(...(await creatorIndexQuery(db).where('platform', '=', platform).where('user_id', 'in', userIds).execute()).map(toCreatorIndexRow));
+  }
+  return rows;
+}
+
+/** Creators by id on one platform, in the order given (ids no longer stored are left out). */
+export async function creatorsById(db: Kysely<Database>, platform: string, userIds: readonly string[]): Promise<Creator[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db.selectFrom('creators').selectAll().where('platform', '=', platform).where('user_id', 'in', [...userIds]).execute();
+  const byId = new Map(rows.map((row) => [row.user_id, toCreator(row)]));
+  return userIds.flatMap((id) => byId.get(id) ?? []);
+}
+
+function groupByPlatform(keys: readonly CreatorKey[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const { platform, userId } of keys) {
+    const group = groups.get(platform);
+    if (group) group.push(userId);
+    else groups.set(platform, [userId]);
+  }
+  return groups;
 }

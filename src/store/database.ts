@@ -163,7 +163,26 @@ export interface ApiKeysTable {
   rotated_at: Timestamp | null;
 }
 
+export interface CatalogChangesTable {
+  id: Generated<string | number | bigint>;
+  entity: string;
+  platform: string | null;
+  key: string | null;
+  txid: Generated<string>;
+  changed_at: Generated<Date>;
+}
+
+export interface QuotaLeasesTable {
+  id: string;
+  account_id: string;
+  granted: Int8;
+  used: ColumnType<string | number | bigint, number | undefined, number>;
+  renewed_at: Generated<Date>;
+}
+
 export interface Database {
+  catalog_changes: CatalogChangesTable;
+  quota_leases: QuotaLeasesTable;
   plans: PlansTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

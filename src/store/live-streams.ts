@@ -2,6 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import type { Database, LiveStreamRow, NewLiveStream } from './database.js';
 import { countMatches, fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { inBulk } from './changes.js';
 import { toCount } from './values.js';
 
 // The live-stream snapshot: what the collector saw in its last full pass (or what was imported).
@@ -116,13 +117,52 @@ const INSERT_BATCH_SIZE = 500;
 export async function replaceSnapshot(db: Kysely<Database>, streams: readonly CollectedStream[]): Promise<number> {
   const unique = [...new Map(streams.map((stream) => [stream.id, stream])).values()];
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('live_streams').execute();
-    for (let offset = 0; offset < unique.length; offset += INSERT_BATCH_SIZE) {
-      await trx
-        .insertInto('live_streams')
-        .values(unique.slice(offset, offset + INSERT_BATCH_SIZE).map(collectedRow))
-        .execute();
-    }
+    // One "reload" change for the search index instead of one per stream.
+    await inBulk(trx, ['live_streams'], async () => {
+      await trx.deleteFrom('live_streams').execute();
+      for (let offset = 0; offset < unique.length; offset += INSERT_BATCH_SIZE) {
+        await trx
+          .insertInto('live_streams')
+          .values(unique.slice(offset, offset + INSERT_BATCH_SIZE).map(collectedRow))
+          .execute();
+      }
+    });
   });
   return unique.length;
+}
+
+/** What the search index keeps of a live stream (src/search/live-streams.ts). */
+export interface LiveStreamIndexRow {
+  id: string;
+  userId: string;
+  userLoginLower: string;
+  gameId: string;
+  type: string;
+  language: string;
+  viewerCount: number;
+}
+
+/** Every stream of the snapshot, as the index keeps them (the snapshot is small: a full read). */
+export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<LiveStreamIndexRow[]> {
+  const rows = await db
+    .selectFrom('live_streams')
+    .select(['id', 'user_id', sql<string>`lower(user_login)`.as('login'), 'game_id', 'type', 'language', 'viewer_count'])
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    userId: row.user_id,
+    userLoginLower: row.login,
+    gameId: row.game_id,
+    type: row.type,
+    language: row.language,
+    viewerCount: toCount(row.viewer_count),
+  }));
+}
+
+/** Streams by id, in the order given (ids no longer stored are left out). */
+export async function liveStreamsById(db: Kysely<Database>, ids: readonly string[]): Promise<LiveStream[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('live_streams').selectAll().where('id', 'in', [...ids]).execute();
+  const byId = new Map(rows.map((row) => [row.id, toLiveStream(row)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }

@@ -3,16 +3,20 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
-const migrationFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+// From the sources (tsx, vitest) the migrations are migrations/*.ts; from the built package,
+// dist/migrations/*.js beside dist/store/.
+const fromSources = import.meta.url.endsWith('.ts');
+const migrationFolder = fileURLToPath(new URL(fromSources ? '../../migrations' : '../migrations', import.meta.url));
+const extension = fromSources ? '.ts' : '.js';
 
 // Kysely's FileMigrationProvider imports from inside node_modules, where neither tsx nor vitest
 // compiles TypeScript; importing from this module lets either load the `.ts` migrations.
 const folderProvider: MigrationProvider = {
   async getMigrations() {
-    const files = (await readdir(migrationFolder)).filter((f) => /^\d.*\.ts$/.test(f) && !f.endsWith('.d.ts')).sort();
+    const files = (await readdir(migrationFolder)).filter((f) => /^\d/.test(f) && f.endsWith(extension) && !f.endsWith('.d.ts')).sort();
     const migrations: Record<string, Migration> = {};
     for (const file of files) {
-      migrations[file.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(migrationFolder, file)).href)) as Migration;
+      migrations[file.slice(0, -extension.length)] = (await import(pathToFileURL(join(migrationFolder, file)).href)) as Migration;
     }
     return migrations;
   },

@@ -46,8 +46,11 @@ export function encodeCursor(sortName: string, values: CursorValue[]): string {
   return Buffer.from(JSON.stringify([sortName, ...values])).toString('base64url');
 }
 
+const INT8 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
+const fitsInt8 = (digits: string) => BigInt(digits) >= INT8.min && BigInt(digits) <= INT8.max;
+
 const validValue: Record<KeyType, (value: unknown) => boolean> = {
-  integer: (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,19}$/.test(v)),
+  integer: (v) => (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,19}$/.test(v) && fitsInt8(v)),
   decimal: (v) => (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && /^-?\d{1,30}(\.\d{1,10})?$/.test(v)),
   timestamp: (v) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v) && !Number.isNaN(Date.parse(v)),
   text: (v) => typeof v === 'string' && !v.includes('\u0000'),

@@ -1,3 +1,5 @@
+import { sql, type RawBuilder } from 'kysely';
+
 // Driver-neutral readers: pg returns int8 and numeric as strings, PGlite as numbers or BigInt.
 // Responses never depend on which driver ran.
 
@@ -23,3 +25,6 @@ const genders = ['UNKNOWN', 'MALE', 'FEMALE'] as const;
 export type Gender = (typeof genders)[number];
 export const genderFromCode = (code: number): Gender => genders[code] ?? 'UNKNOWN';
 export const genderToCode = (gender: Gender): number => genders.indexOf(gender);
+
+/** A numeric(20,2) column as whole cents in a float8: exact for values below 90 trillion. */
+export const centsOf = (column: string): RawBuilder<number> => sql<number>`(${sql.ref(column)} * 100)::float8`;

@@ -36,7 +36,7 @@ export function defaultVideoSort(filter: VideoFilter): VideoSort {
 type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
 
 // Filters on the video's channel (decisions.md §2); the channel is joined only when one is used.
-const channelBounds = [
+export const channelNumericBounds = [
   ['followerCountMin', 'followerCountMax', 'follower_count'],
   ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
   ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
@@ -45,9 +45,10 @@ const channelBounds = [
   ['recentMonthPublishCountMin', 'recentMonthPublishCountMax', 'recent_month_publish_count'],
 ] as const;
 
-function needsChannel(filter: VideoFilter): boolean {
+/** Whether the filter bounds the video's channel (then the channel is joined). */
+export function needsChannel(filter: VideoFilter): boolean {
   return Boolean(
-    filter.locations?.length || filter.gender || channelBounds.some(([min, max]) => filter[min] != null || filter[max] != null),
+    filter.locations?.length || filter.gender || channelNumericBounds.some(([min, max]) => filter[min] != null || filter[max] != null),
   );
 }
 
@@ -64,7 +65,7 @@ function whereVideos(filter: VideoFilter) {
     if (filter.videoType) conditions.push(eb('videos.video_type', '=', filter.videoType === 'SHORT' ? 2 : 1));
     if (filter.locations?.length) conditions.push(eb('c.country', 'in', filter.locations.map((c) => c.toUpperCase())));
     if (filter.gender) conditions.push(eb('c.gender', '=', genderToCode(filter.gender)));
-    for (const [minKey, maxKey, column] of channelBounds) {
+    for (const [minKey, maxKey, column] of channelNumericBounds) {
       const min = filter[minKey];
       const max = filter[maxKey];
       if (min != null) conditions.push(eb(`c.${column}`, '>=', min));
@@ -121,4 +122,65 @@ export function toVideo(row: VideoRow): Video {
     engagementRate: toDecimal(row.engagement_rate),
     lastUpdateAt: row.last_update_at,
   };
+}
+
+/** What the search index keeps of a video (src/search/videos.ts): times in epoch ms, text as lower() made it. */
+export interface VideoIndexRow {
+  videoId: string;
+  channelId: string;
+  title: string;
+  description: string;
+  createAt: number;
+  videoType: number;
+  categoryId: number;
+  playCount: number;
+}
+
+function videoIndexQuery(db: Kysely<Database>) {
+  return db
+    .selectFrom('videos')
+    .select([
+      'video_id',
+      'channel_id',
+      sql<string>`lower(title)`.as('title_lower'),
+      sql<string>`lower(description)`.as('description_lower'),
+      sql<number>`(extract(epoch from create_at) * 1000)::float8`.as('create_ms'),
+      'video_type',
+      'category_id',
+      sql<number>`play_count::float8`.as('plays'),
+    ]);
+}
+
+function toVideoIndexRow(row: Awaited<ReturnType<ReturnType<typeof videoIndexQuery>['execute']>>[number]): VideoIndexRow {
+  return {
+    videoId: row.video_id,
+    channelId: row.channel_id,
+    title: row.title_lower,
+    description: row.description_lower,
+    createAt: Number(row.create_ms),
+    videoType: row.video_type,
+    categoryId: row.category_id,
+    playCount: Number(row.plays),
+  };
+}
+
+/** A batch of index rows in id order, after `after` (a full load, read in one snapshot by the caller). */
+export async function videoIndexRows(db: Kysely<Database>, after: string | null, limit: number): Promise<VideoIndexRow[]> {
+  let query = videoIndexQuery(db).orderBy('video_id').limit(limit);
+  if (after !== null) query = query.where('video_id', '>', after);
+  return (await query.execute()).map(toVideoIndexRow);
+}
+
+/** The index rows of the given ids that exist (a change feed batch). */
+export async function videoIndexRowsById(db: Kysely<Database>, ids: readonly string[]): Promise<VideoIndexRow[]> {
+  if (ids.length === 0) return [];
+  return (await videoIndexQuery(db).where('video_id', 'in', [...ids]).execute()).map(toVideoIndexRow);
+}
+
+/** Videos by id, in the order given (ids no longer stored are left out). */
+export async function videosById(db: Kysely<Database>, ids: readonly string[]): Promise<Video[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('videos').selectAll().where('video_id', 'in', [...ids]).execute();
+  const byId = new Map(rows.map((row) => [row.video_id, toVideo(row)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }

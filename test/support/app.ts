@@ -1,11 +1,10 @@
-import { createAccessService } from '../../src/access/service.js';
-import { createLimiter } from '../../src/access/limits.js';
+import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/observability/log.js';
 import type { Services } from '../../src/services.js';
 import { createAccount, issueKey, type NewAccountOptions } from '../../src/store/accounts.js';
 import type { InstagramClient } from '../../src/upstreams/instagram/client.js';
-import { createServer } from '../../src/yoga.js';
+import type { createServer } from '../../src/yoga.js';
 import { createTestStore, type TestStore } from './store.js';
 
 export interface TestApp {
@@ -20,18 +19,19 @@ export interface TestApp {
 }
 
 /**
- * The real service in-process (no port) over a fresh test database. `instagram`: the photo
- * platform's client for realtime fetches (point it at a simulator); without it they answer 500.
+ * The real service in-process (no port) over a fresh test database, assembled as `serve` does.
+ * `instagram`: the photo platform's client for realtime fetches (point it at a simulator);
+ * without it they answer 500.
  */
 export async function createTestApp(overrides: Partial<Config> = {}, options: { instagram?: InstagramClient } = {}): Promise<TestApp> {
   const store = await createTestStore();
-  // REDIS_URL from the environment: CI's second run shares limits through a real Redis.
-  const config = { ...loadConfig({ REDIS_URL: process.env.REDIS_URL }), ...overrides };
-  const limiter = createLimiter({ redisUrl: config.redisUrl });
-  const errors: string[] = [];
-  const log = createLogger({ write: (line: string) => errors.push(line) } as unknown as NodeJS.WritableStream);
-  const services: Services = { config, store, access: createAccessService(store.db, limiter), log, instagram: options.instagram };
-  const yoga = createServer(services);
+  // REDIS_URL from the environment: CI's second run shares limits through a real Redis. Searches
+  // run SQL unless a test asks for the in-memory index (it sees writes after a feed read, not at once).
+  const config = { ...loadConfig({ REDIS_URL: process.env.REDIS_URL }), searchIndex: false, ...overrides };
+  const lines: string[] = [];
+  const log = createLogger({ write: (line: string) => lines.push(line) } as unknown as NodeJS.WritableStream);
+  const built = await createApp(config, { log, store, instagram: options.instagram ?? null });
+  const { services, yoga } = built;
   let defaultKey: string | null = null;
   const app: TestApp = {
     store,
@@ -59,10 +59,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: { 
       });
       return { status: response.status, body: await response.json(), headers: response.headers };
     },
-    close: async () => {
-      await limiter.close();
-      await store.close();
-    },
+    close: () => built.close(),
   };
   return app;
 }
