@@ -1,129 +1,144 @@
-// npm run bench: the service's throughput against a raw-SQL floor measured in the same run, on a
-// real PostgreSQL (BENCH_DATABASE_URL, default a `creator_data_bench` database on localhost).
-// Ratios, not absolute figures, are what to compare between runs and machines.
-import { performance } from 'node:perf_hooks';
-import pg from 'pg';
-import { sql } from 'kysely';
-import { createAccessService } from '../src/access/service.js';
-import { createLimiter } from '../src/access/limits.js';
-import { seedScale } from '../src/cli/seed.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { createAccount, issueKey } from '../src/store/accounts.js';
-import { openStore } from '../src/store/connect.js';
-import { migrateToLatest } from '../src/store/migrate.js';
-import { createServer } from '../src/yoga.js';
+// npm run bench: the service against PostGraphile v4 and a raw-SQL floor, over HTTP, on the same
+// seeded PostgreSQL database, in one run. Progress on stderr; the results table on stdout and in
+// bench/RESULTS.md. Settings: bench/config.ts (BENCH_* variables).
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { checkSessions, type CheckOutcome, type Target } from './check.js';
+import { floorClient, postgraphileClient, serviceClient, SYSTEM_NAMES, type SystemClient, type SystemName } from './clients.js';
+import { loadBenchConfig } from './config.js';
+import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
+import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
+import type { Session } from './specs.js';
+import { describeRows, resultSections, writeResults, type WorkloadResult } from './report.js';
+import { createServiceKey, ROOT, runCommand, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
+import { sessionSequence, workloads as allWorkloads, type Vocabulary, type Workload } from './workloads.js';
 
-const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/creator_data_bench';
-const creators = Number(process.env.BENCH_CREATORS ?? 200_000);
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
-async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-  if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
-  await client.end();
+async function ensureBenchDependencies(): Promise<void> {
+  if (existsSync(join(ROOT, 'bench', 'node_modules'))) return;
+  log('installing the benchmark-only dependencies (npm ci --prefix bench)');
+  await runCommand('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund']);
 }
 
-interface Result {
-  perSecond: number;
-  p50: number;
-  p95: number;
+function selectWorkloads(ids: string[] | null): Workload[] {
+  if (!ids) return allWorkloads;
+  const unknown = ids.filter((id) => !allWorkloads.some((w) => w.id === id));
+  if (unknown.length) throw new Error(`BENCH_WORKLOADS: unknown ${unknown.join(', ')}; known: ${allWorkloads.map((w) => w.id).join(', ')}`);
+  return allWorkloads.filter((w) => ids.includes(w.id));
 }
 
-/** Runs `task` from `concurrency` loops for `seconds`; requests per second and latency percentiles. */
-async function measure(task: () => Promise<void>): Promise<Result> {
-  for (let i = 0; i < 20; i++) await task();
-  const latencies: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        await task();
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    perSecond: latencies.length / elapsed,
-    p50: latencies[Math.floor(latencies.length * 0.5)],
-    p95: latencies[Math.floor(latencies.length * 0.95)],
-  };
-}
-
-async function main(): Promise<void> {
-  await ensureDatabase(databaseUrl);
-  const store = await openStore({ databaseUrl });
-  await migrateToLatest(store.db);
-  const have = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM creators WHERE platform = 'twitter'`.execute(store.db)).rows[0].n);
-  if (have < creators) {
-    process.stderr.write(`bench: seeding ${creators - have} creators (progress below)\n`);
-    await seedScale(store.db, { creators: creators - have, channels: 0, videos: 0, live: 0 }, process.stderr);
-    await sql`ANALYZE`.execute(store.db);
-  }
-
-  const config = loadConfig({});
-  const limiter = createLimiter({});
-  const services = { config, store, access: createAccessService(store.db, limiter), log: createLogger(process.stderr, true) };
-  const yoga = createServer(services);
-  const accountId = await createAccount(store.db, { plan: 'pro', quota: 1e12, ratePerSecond: 1e6 });
-  const { key } = await issueKey(store.db, accountId);
-  const floor = new pg.Pool({ connectionString: databaseUrl, max: 10 });
-
-  const rest = (body: unknown) => async () => {
-    const response = await yoga.fetch('http://bench/api/v1/search/twitter/user', {
-      method: 'POST',
-      headers: { authorization: key, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (response.status !== 200) throw new Error(`bench request failed: ${response.status} ${await response.text()}`);
-    await response.arrayBuffer();
-  };
-  const raw = (statements: [string, unknown[]][]) => async () => {
-    await Promise.all(statements.map(([text, values]) => floor.query(text, values)));
-  };
-
-  const page = `SELECT * FROM creators WHERE platform = 'twitter' {where} ORDER BY follower_count DESC, user_id DESC LIMIT 21`;
-  const count = `SELECT count(*) FROM creators WHERE platform = 'twitter' {where}`;
-  const filtered = `AND country = ANY($1) AND follower_count >= $2`;
-  const workloads: { name: string; service: () => Promise<void>; floor: () => Promise<void>; pageOnly: () => Promise<void> }[] = [
-    {
-      name: 'creator search, no filter, page 1 with exact total',
-      service: rest({ page_size: 20 }),
-      floor: raw([[page.replace('{where}', ''), []], [count.replace('{where}', ''), []]]),
-      pageOnly: raw([[page.replace('{where}', ''), []]]),
-    },
-    {
-      name: 'creator search, 2 countries + follower bound, with total',
-      service: rest({ locations: ['US', 'GB'], follower_count_min: 10_000, page_size: 20 }),
-      floor: raw([[page.replace('{where}', filtered), [['US', 'GB'], 10_000]], [count.replace('{where}', filtered), [['US', 'GB'], 10_000]]]),
-      pageOnly: raw([[page.replace('{where}', filtered), [['US', 'GB'], 10_000]]]),
-    },
-  ];
-
-  process.stdout.write(`creators: ${creators.toLocaleString('en-US')}, concurrency ${concurrency}, ${seconds} s per run\n\n`);
-  process.stdout.write('| workload | service req/s | raw SQL floor req/s | service / floor | floor without count(*) req/s | service p50 / p95 ms |\n|---|---|---|---|---|---|\n');
-  for (const workload of workloads) {
-    const service = await measure(workload.service);
-    const floorResult = await measure(workload.floor);
-    const pageOnly = await measure(workload.pageOnly);
-    process.stdout.write(
-      `| ${workload.name} | ${service.perSecond.toFixed(0)} | ${floorResult.perSecond.toFixed(0)} | ${(service.perSecond / floorResult.perSecond).toFixed(2)} | ${pageOnly.perSecond.toFixed(0)} | ${service.p50.toFixed(1)} / ${service.p95.toFixed(1)} |\n`,
+function reportMismatches(workload: Workload, outcome: CheckOutcome): void {
+  for (const m of outcome.mismatches) {
+    process.stderr.write(
+      `MISMATCH ${workload.id} session ${m.sessionIndex} page ${m.page}: ${m.detail}\n` +
+        `  session: ${JSON.stringify(m.session)}\n` +
+        (m.serviceRequest ? `  service request: ${m.serviceRequest}\n` : ''),
     );
   }
-  await floor.end();
-  await limiter.close();
-  await store.close();
 }
 
-await main();
+async function main(): Promise<number> {
+  const config = loadBenchConfig();
+  const workloads = selectWorkloads(config.workloads);
+  await ensureBenchDependencies();
+  const rows = await prepareDatabase(config.databaseUrl, config.scale);
+  log(`data: ${describeRows(rows)}`);
+  const vocab: Vocabulary = await readVocabulary(config.databaseUrl);
+  const machine = await machineFacts(config.databaseUrl);
+
+  log('starting the service, PostGraphile and the floor');
+  const running: RunningSystem[] = [];
+  const https: HttpClient[] = [];
+  try {
+    // Settled one by one, so whichever started is stopped below even if another failed.
+    const started = await Promise.allSettled([
+      startService(config.databaseUrl),
+      startPostgraphile(config.databaseUrl, config.poolSize),
+      startFloor(config.databaseUrl, config.poolSize),
+    ]);
+    for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+    const key = await createServiceKey(config.databaseUrl);
+    const clients: Record<SystemName, SystemClient> = {
+      service: serviceClient(key),
+      postgraphile: postgraphileClient(vocab.taxonomy),
+      floor: floorClient(),
+    };
+    const systems = Object.fromEntries(running.map((s) => [s.name, s])) as Record<SystemName, RunningSystem>;
+    const targets = {} as Record<SystemName, Target>;
+    for (const name of SYSTEM_NAMES) {
+      const http = new HttpClient(systems[name].url, config.concurrency);
+      https.push(http);
+      targets[name] = { client: clients[name], http };
+    }
+
+    let checkedSessions = 0;
+    let checkedPages = 0;
+    let mismatches = 0;
+    for (const workload of workloads) {
+      log(`checking ${workload.id}: the first ${config.checkSamples} sessions on all three systems`);
+      const outcome = await checkSessions(targets, sessionSequence(workload, vocab, config.seed), config.checkSamples);
+      checkedSessions += outcome.sessions;
+      checkedPages += outcome.pages;
+      mismatches += outcome.mismatches.length;
+      reportMismatches(workload, outcome);
+    }
+    const checked = `${checkedSessions} sessions, ${checkedPages} pages compared, ${mismatches} mismatches${mismatches && config.allowMismatch ? ' (allowed by BENCH_ALLOW_MISMATCH=1)' : ''}`;
+    log(`check: ${checked}`);
+    if (mismatches > 0 && !config.allowMismatch) {
+      log('the systems disagree (above); not measuring. BENCH_ALLOW_MISMATCH=1 measures anyway.');
+      return 1;
+    }
+    if (config.checkOnly) return mismatches > 0 ? 1 : 0;
+
+    const results: WorkloadResult[] = [];
+    for (const workload of workloads) {
+      const measured = {} as Record<SystemName, Measurement>;
+      for (const name of SYSTEM_NAMES) {
+        const { client, http } = targets[name];
+        const page = (session: Session, step: number, cursor: string | null) => fetchPage(http, client, session, step, cursor);
+        const common = { concurrency: config.concurrency, page, serverPid: systems[name].pid };
+        if (config.warmupSeconds > 0) {
+          log(`${workload.id} / ${name}: warm-up ${config.warmupSeconds} s`);
+          await drive({ ...common, seconds: config.warmupSeconds, sessionAt: sessionSequence(workload, vocab, `${config.seed}:warm-up`) });
+        }
+        log(`${workload.id} / ${name}: measuring ${config.seconds} s at ${config.concurrency} connections`);
+        measured[name] = await drive({ ...common, seconds: config.seconds, sessionAt: sessionSequence(workload, vocab, config.seed) });
+        systems[name].assertAlive();
+        const m = measured[name];
+        log(`${workload.id} / ${name}: ${(m.requests / m.seconds).toFixed(0)} req/s, ${m.errors} errors`);
+      }
+      results.push({ workload, measured });
+    }
+
+    process.stdout.write(
+      [`${describeRows(rows)}; ${config.concurrency} connections, ${config.seconds} s per workload and system`, '', ...resultSections(results)].join('\n'),
+    );
+    writeResults(
+      resolve(ROOT, config.resultsPath),
+      {
+        date: new Date().toISOString(),
+        machine,
+        rows,
+        concurrency: config.concurrency,
+        seconds: config.seconds,
+        warmupSeconds: config.warmupSeconds,
+        poolSize: config.poolSize,
+        checked,
+        loadAverageAtEnd: loadAverage(),
+      },
+      results,
+    );
+    log(`results written to ${config.resultsPath}`);
+    return results.some((r) => Object.values(r.measured).some((m) => m.errors > 0)) ? 1 : 0;
+  } finally {
+    for (const http of https) http.close();
+    await Promise.all(running.map((s) => s.stop()));
+  }
+}
+
+process.exitCode = await main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  return 1;
+});

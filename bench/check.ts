@@ -1,0 +1,108 @@
+// Before anything is timed: the first sessions of each workload run on all three systems, one page
+// at a time, and every page must agree: the same total, the same ids in the same order, and (for
+// cursor sessions) the same answer to "is there a next page". The floor is the reference.
+import type { SystemClient, SystemName } from './clients.js';
+import { fetchPage, runSession, type HttpClient } from './load.js';
+import type { PageResult, Session } from './specs.js';
+
+export interface Target {
+  client: SystemClient;
+  http: HttpClient;
+}
+
+export interface Mismatch {
+  sessionIndex: number;
+  session: Session;
+  /** 1-based page of the session. */
+  page: number;
+  detail: string;
+  /** The request the service got for that page: a reproduction. */
+  serviceRequest: string | null;
+}
+
+export interface CheckOutcome {
+  sessions: number;
+  pages: number;
+  mismatches: Mismatch[];
+}
+
+type Pages = PageResult[] | { error: string };
+
+async function pagesOf(target: Target, session: Session): Promise<Pages> {
+  const pages: PageResult[] = [];
+  try {
+    await runSession(
+      session,
+      (step, cursor) => fetchPage(target.http, target.client, session, step, cursor),
+      (_step, result) => pages.push(result) > 0,
+    );
+    return pages;
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+const summary = (page: PageResult | undefined) =>
+  page ? `total ${page.total ?? '–'}, ${page.ids.length} ids [${page.ids.slice(0, 3).join(', ')}${page.ids.length > 3 ? ', …' : ''}], next page: ${page.next !== null}` : 'no such page';
+
+/** The first page where `other` departs from `reference`, described; null when they agree. */
+function firstDifference(reference: PageResult[], other: PageResult[]): { page: number; detail: string } | null {
+  for (let i = 0; i < Math.max(reference.length, other.length); i++) {
+    const a = reference[i];
+    const b = other[i];
+    if (!a || !b) return { page: i + 1, detail: `session ended after ${Math.min(reference.length, other.length)} pages on one side` };
+    if (a.total !== b.total) return { page: i + 1, detail: `total ${b.total} instead of ${a.total}` };
+    const at = a.ids.findIndex((id, k) => id !== b.ids[k]);
+    if (at !== -1 || a.ids.length !== b.ids.length) {
+      const k = at === -1 ? Math.min(a.ids.length, b.ids.length) : at;
+      return { page: i + 1, detail: `ids differ from position ${k + 1}: ${b.ids[k] ?? '(none)'} instead of ${a.ids[k] ?? '(none)'}` };
+    }
+    if ((a.next === null) !== (b.next === null)) return { page: i + 1, detail: `next page ${b.next !== null} instead of ${a.next !== null}` };
+  }
+  return null;
+}
+
+/** Cursor of page `page` (1-based) as the service's session saw it, to rebuild its request. */
+function serviceRequest(service: Target, session: Session, pages: Pages, page: number): string | null {
+  if (!Array.isArray(pages)) return null;
+  const cursor = page > 1 ? (pages[page - 2]?.next ?? null) : null;
+  const call = service.client.request(session, page - 1, cursor);
+  return `POST ${call.path} ${call.body}`;
+}
+
+/**
+ * Compares the first `samples` sessions of a sequence across the systems (at most `samples × 10`
+ * pages, so a 100-page walk is checked whole but not twenty times).
+ */
+export async function checkSessions(
+  targets: Record<SystemName, Target>,
+  sessionAt: (index: number) => Session,
+  samples: number,
+): Promise<CheckOutcome> {
+  const outcome: CheckOutcome = { sessions: 0, pages: 0, mismatches: [] };
+  for (let index = 0; index < samples && outcome.pages < samples * 10; index++) {
+    const session = sessionAt(index);
+    const results = {} as Record<SystemName, Pages>;
+    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name], session);
+    outcome.sessions++;
+    const reference = results.floor;
+    if (!Array.isArray(reference)) {
+      outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `floor failed: ${reference.error}`, serviceRequest: null });
+      continue;
+    }
+    outcome.pages += reference.length;
+    for (const name of ['service', 'postgraphile'] as const) {
+      const pages = results[name];
+      const difference = Array.isArray(pages) ? firstDifference(reference, pages) : { page: 1, detail: `failed: ${pages.error}` };
+      if (!difference) continue;
+      outcome.mismatches.push({
+        sessionIndex: index,
+        session,
+        page: difference.page,
+        detail: `${name}: ${difference.detail}; page ${difference.page}: floor ${summary(reference[difference.page - 1])}; ${name} ${summary(Array.isArray(pages) ? pages[difference.page - 1] : undefined)}`,
+        serviceRequest: name === 'service' ? serviceRequest(targets.service, session, results.service, difference.page) : null,
+      });
+    }
+  }
+  return outcome;
+}

@@ -1,0 +1,151 @@
+// The bench database: created and seeded at scale when rows are missing (through the service's own
+// `creator-data seed`, as a child), vacuumed and analysed after seeding; then read once for the
+// workloads' vocabulary and the facts the results are printed with.
+import { cpus, loadavg, totalmem } from 'node:os';
+import pg from 'pg';
+import { childEnv, runCommand } from './systems.js';
+import type { Vocabulary } from './workloads.js';
+
+export interface Scale {
+  creators: number;
+  channels: number;
+  videos: number;
+  live: number;
+}
+
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const formatCount = (n: number) => n.toLocaleString('en-US');
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function ensureDatabase(url: string): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  await withClient(admin.toString(), async (client) => {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      log(`creating database ${name}`);
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+    }
+  });
+}
+
+/** Rows per catalogue table; zero for tables not created yet (a database never migrated). */
+async function rowCounts(client: pg.Client): Promise<Scale> {
+  const { rows } = await client.query<{ ready: boolean }>(`SELECT to_regclass('public.live_streams') IS NOT NULL AS ready`);
+  if (!rows[0].ready) return { creators: 0, channels: 0, videos: 0, live: 0 };
+  const counts = await client.query<Scale>(`SELECT
+    (SELECT count(*) FROM creators)::int AS creators, (SELECT count(*) FROM channels)::int AS channels,
+    (SELECT count(*) FROM videos)::int AS videos, (SELECT count(*) FROM live_streams)::int AS live`);
+  return counts.rows[0];
+}
+
+/** True when a catalogue table was never vacuumed or analysed (a seed that stopped half-way). */
+async function needsVacuum(client: pg.Client): Promise<boolean> {
+  const { rows } = await client.query<{ stale: number }>(`SELECT count(*)::int AS stale FROM pg_stat_user_tables
+    WHERE relname IN ('creators', 'channels', 'videos', 'live_streams')
+      AND (coalesce(last_vacuum, last_autovacuum) IS NULL OR coalesce(last_analyze, last_autoanalyze) IS NULL)`);
+  return rows[0].stale > 0;
+}
+
+/**
+ * Seeds whatever the wanted scale lacks (the seed is deterministic and keeps existing rows, so it
+ * fills only the gap), then VACUUM ANALYZE so the planner and index-only scans see real figures.
+ * Returns the rows present afterwards (more than wanted if the database already had more).
+ */
+export async function prepareDatabase(url: string, wanted: Scale): Promise<Scale> {
+  await ensureDatabase(url);
+  const have = await withClient(url, rowCounts);
+  const missing = (Object.keys(wanted) as (keyof Scale)[]).filter((table) => have[table] < wanted[table]);
+  if (missing.length > 0) {
+    log(`seeding ${missing.map((t) => `${t} ${formatCount(have[t])} → ${formatCount(wanted[t])}`).join(', ')} (progress below)`);
+    const flags = Object.entries(wanted).flatMap(([table, n]) => [`--${table}`, String(n)]);
+    await runCommand(process.execPath, ['bin/creator-data.js', 'seed', ...flags], childEnv(url));
+  }
+  return withClient(url, async (client) => {
+    if (missing.length > 0 || (await needsVacuum(client))) {
+      log('VACUUM ANALYZE');
+      await client.query('VACUUM ANALYZE');
+    }
+    return rowCounts(client);
+  });
+}
+
+const SAMPLED_ROWS = 400;
+
+export async function readVocabulary(url: string): Promise<Vocabulary> {
+  return withClient(url, async (client) => {
+    const weighted = async (sql: string) =>
+      (await client.query<{ value: string; n: number }>(sql)).rows.map((r): [string, number] => [r.value, r.n]);
+    // md5 of the id: a sample that is the same on every run, whatever the physical row order.
+    const texts = async (sql: string) => (await client.query<{ a: string; b: string }>(sql)).rows.flatMap((r) => [r.a, r.b]).filter(Boolean);
+    const days = async (sql: string) => {
+      const { rows } = await client.query<{ first: string; last: string }>(sql);
+      return rows[0];
+    };
+    return {
+      creatorCountries: await weighted(`SELECT country AS value, count(*)::int AS n FROM creators WHERE platform = 'twitter' AND country <> '' GROUP BY 1 ORDER BY 1`),
+      creatorLanguages: await weighted(`SELECT language AS value, count(*)::int AS n FROM creators WHERE platform = 'twitter' AND language <> '' GROUP BY 1 ORDER BY 1`),
+      channelCountries: await weighted(`SELECT country AS value, count(*)::int AS n FROM channels WHERE country <> '' GROUP BY 1 ORDER BY 1`),
+      nameTexts: await texts(`SELECT username AS a, full_name AS b FROM creators WHERE platform = 'twitter' ORDER BY md5(user_id) LIMIT ${SAMPLED_ROWS}`),
+      videoTexts: await texts(`SELECT title AS a, description AS b FROM videos ORDER BY md5(video_id) LIMIT ${SAMPLED_ROWS}`),
+      taxonomy: (await client.query('SELECT id, parent_id AS "parentId", level FROM categories ORDER BY id')).rows,
+      videoCategoryIds: (await client.query<{ id: number }>('SELECT DISTINCT category_id AS id FROM videos ORDER BY 1')).rows.map((r) => r.id),
+      creatorDays: await days(`SELECT to_char(min(last_publish_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS first,
+        to_char(max(last_publish_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS last FROM creators WHERE platform = 'twitter'`),
+      videoDays: await days(`SELECT to_char(min(create_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS first,
+        to_char(max(create_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS last FROM videos`),
+      liveLanguages: await weighted(`SELECT language AS value, count(*)::int AS n FROM live_streams GROUP BY 1 ORDER BY 1`),
+      liveGames: await weighted(`SELECT game_id AS value, count(*)::int AS n FROM live_streams GROUP BY 1 ORDER BY 1`),
+    };
+  });
+}
+
+export const SETTINGS_SHOWN = [
+  'shared_buffers',
+  'work_mem',
+  'effective_cache_size',
+  'jit',
+  'max_parallel_workers_per_gather',
+  'random_page_cost',
+  'synchronous_commit',
+] as const;
+
+/** The 1, 5 and 15-minute load averages: how busy the shared machine was around the run. */
+export const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+
+export interface MachineFacts {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  loadAverage: string;
+  node: string;
+  postgres: string;
+  settings: Record<string, string>;
+}
+
+export async function machineFacts(url: string): Promise<MachineFacts> {
+  return withClient(url, async (client) => {
+    const show = async (name: string) => (await client.query(`SHOW ${name}`)).rows[0][name] as string;
+    const settings: Record<string, string> = {};
+    for (const name of SETTINGS_SHOWN) settings[name] = await show(name);
+    return {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      loadAverage: loadAverage(),
+      node: process.version,
+      postgres: await show('server_version'),
+      settings,
+    };
+  });
+}

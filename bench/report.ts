@@ -1,0 +1,152 @@
+// The results as Markdown: one table for the terminal (stdout) and the same tables, with the
+// machine, PostgreSQL settings and data set they were measured on, in bench/RESULTS.md.
+import { writeFileSync } from 'node:fs';
+import type { SystemName } from './clients.js';
+import type { MachineFacts, Scale } from './database.js';
+import { percentile, type Measurement } from './load.js';
+import type { Workload } from './workloads.js';
+
+export interface WorkloadResult {
+  workload: Workload;
+  measured: Record<SystemName, Measurement>;
+}
+
+const LABEL: Record<SystemName, string> = { service: 'service', postgraphile: 'PostGraphile', floor: 'floor' };
+const rate = (m: Measurement) => m.requests / m.seconds;
+const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+/** Requests per second: a decimal where the rate is low enough for it to matter (count-bound workloads at scale). */
+const perSecond = (m: Measurement) => fixed(rate(m), rate(m) < 100 ? 1 : 0);
+const latency = (m: Measurement) => `${fixed(percentile(m.latencies, 0.5), 1)} / ${fixed(percentile(m.latencies, 0.99), 1)}`;
+const count = (n: number) => n.toLocaleString('en-US');
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+
+function throughputTable(results: WorkloadResult[]): string {
+  const header = row([
+    'workload',
+    ...(['service', 'postgraphile', 'floor'] as const).flatMap((s) => [`${LABEL[s]} req/s`, `${LABEL[s]} p50 / p99 ms`]),
+    'service / PostGraphile',
+    'service / floor',
+  ]);
+  const lines = results.map(({ workload, measured: m }) =>
+    row([
+      workload.name,
+      perSecond(m.service),
+      latency(m.service),
+      perSecond(m.postgraphile),
+      latency(m.postgraphile),
+      perSecond(m.floor),
+      latency(m.floor),
+      fixed(rate(m.service) / rate(m.postgraphile), 2),
+      fixed(rate(m.service) / rate(m.floor), 2),
+    ]),
+  );
+  return [header, `|${'---|'.repeat(9)}`, ...lines].join('\n');
+}
+
+/** Where the CPU went per request: the generator itself, the server process, the whole machine. */
+function cpuTable(results: WorkloadResult[]): string {
+  const lines = results.flatMap(({ workload, measured }) =>
+    (['service', 'postgraphile', 'floor'] as const).map((system) => {
+      const m = measured[system];
+      const perRequest = (seconds: number) => fixed((seconds / Math.max(1, m.requests)) * 1000, 2);
+      return row([
+        workload.name,
+        LABEL[system],
+        m.requests,
+        m.errors,
+        perRequest(m.cpu.loadGenerator),
+        fixed(m.loadGeneratorBusy * 100),
+        perRequest(m.cpu.server),
+        perRequest(Math.max(0, m.cpu.machine - m.cpu.loadGenerator - m.cpu.server)),
+        fixed((m.cpu.machine / m.seconds) * 100),
+      ]);
+    }),
+  );
+  return [
+    row(['workload', 'system', 'requests', 'errors', 'load generator CPU ms/req', 'load generator event loop busy %', 'server CPU ms/req', 'PostgreSQL + rest CPU ms/req', 'machine busy % (all cores)']),
+    `|${'---|'.repeat(9)}`,
+    ...lines,
+  ].join('\n');
+}
+
+function notes(results: WorkloadResult[]): string[] {
+  const lines = results.filter((r) => r.workload.note).map((r) => `- ${r.workload.name}: ${r.workload.note}`);
+  for (const { workload, measured } of results) {
+    for (const system of ['service', 'postgraphile', 'floor'] as const) {
+      const m = measured[system];
+      if (m.errors > 0) lines.push(`- ${workload.name}: ${LABEL[system]} had ${m.errors} failed sessions; first: ${m.firstError}`);
+    }
+  }
+  return lines;
+}
+
+/** Event-loop busy share above which the generator itself may cap the rate. */
+const SATURATED = 0.8;
+
+/** The load generator's own cost over the run, and whether it came near being the limit. */
+function loadGeneratorSummary(results: WorkloadResult[]): string {
+  const all = results.flatMap((r) => Object.values(r.measured));
+  const costs = all.map((m) => (m.cpu.loadGenerator / Math.max(1, m.requests)) * 1000);
+  const busiest = all.reduce((a, b) => (b.loadGeneratorBusy > a.loadGeneratorBusy ? b : a));
+  return (
+    `Load generator (this process, node:http keep-alive agent, JSON parsed for every answer): ` +
+    `${fixed(Math.min(...costs), 2)}–${fixed(Math.max(...costs), 2)} ms CPU per request; its event loop was busy at most ` +
+    `${fixed(busiest.loadGeneratorBusy * 100)} % of the time (while driving ${fixed(rate(busiest))} req/s)` +
+    (busiest.loadGeneratorBusy < SATURATED
+      ? ', so it was not the limit; its CPU is still taken from the systems under test on a machine this small.'
+      : ': near saturation, so the fastest figures are partly the generator\'s limit, not the system\'s.')
+  );
+}
+
+/** The tables and notes of a run, as printed on stdout and written into the results file. */
+export function resultSections(results: WorkloadResult[]): string[] {
+  const noted = notes(results);
+  return [throughputTable(results), '', ...(noted.length ? [...noted, ''] : []), loadGeneratorSummary(results), '', cpuTable(results), ''];
+}
+
+export const describeRows = (rows: Scale) =>
+  `${count(rows.creators)} creators, ${count(rows.channels)} channels, ${count(rows.videos)} videos, ${count(rows.live)} live streams`;
+
+export interface RunFacts {
+  date: string;
+  machine: MachineFacts;
+  rows: Scale;
+  concurrency: number;
+  seconds: number;
+  warmupSeconds: number;
+  poolSize: number;
+  checked: string;
+  loadAverageAtEnd: string;
+}
+
+export function writeResults(path: string, facts: RunFacts, results: WorkloadResult[]): void {
+  const m = facts.machine;
+  const text = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench\` on ${facts.date}. Ratios matter more than absolute figures: all three systems`,
+    'ran on this machine in the same run, one after the other, against the same database.',
+    '',
+    '## Setup',
+    '',
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB memory; load average at start ${m.loadAverage}, at the end ${facts.loadAverageAtEnd} (the machine is shared).`,
+    `- Node ${m.node}, PostgreSQL ${m.postgres}.`,
+    `- PostgreSQL settings: ${Object.entries(m.settings).map(([k, v]) => `\`${k}\` = ${v}`).join(', ')}.`,
+    `- Data: ${describeRows(facts.rows)}.`,
+    `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
+      `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
+    '- service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key;',
+    '  PostGraphile v4 library mode + connection-filter (relations on), query log off, on node:http;',
+    '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
+    `- Equivalence check before timing: ${facts.checked}.`,
+    '',
+    '## Workloads',
+    '',
+    ...results.map(({ workload }) => `- ${workload.name} (\`${workload.id}\`): ${workload.detail}.`),
+    '',
+    '## Throughput and latency, and where the CPU went',
+    '',
+    ...resultSections(results),
+  ].join('\n');
+  writeFileSync(path, text);
+}

@@ -1,0 +1,121 @@
+// The three systems under test, each its own child process on a free local port: the service
+// (`creator-data serve`), PostGraphile v4 (postgraphile-server.mjs) and the raw-SQL floor
+// (floor-server.ts). Each prints "… listening on <url>" when ready; its stderr is kept (last
+// lines only) to explain a crash.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { SystemName } from './clients.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const READY_TIMEOUT_MS = 120_000;
+const STDERR_KEPT = 4_000;
+
+export interface RunningSystem {
+  name: SystemName;
+  url: string;
+  pid: number;
+  /** Throws with the child's last stderr lines if it has died. */
+  assertAlive(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The child's environment: the bench database on loopback, nothing that would change what is
+ * measured (no shared Redis limiter, no live-stream collector, no admin schema).
+ */
+export function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', ...extra };
+  for (const name of ['REDIS_URL', 'TWITCH_API_URL', 'ADMIN_TOKEN']) delete env[name];
+  return env;
+}
+
+function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv): Promise<RunningSystem> {
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_KEPT);
+  });
+  const died = () => new Error(`${name} exited (code ${child.exitCode ?? child.signalCode}); its last stderr:\n${stderr}`);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not report a listening address within ${READY_TIMEOUT_MS / 1000} s; its last stderr:\n${stderr}`));
+    }, READY_TIMEOUT_MS);
+    let stdout = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/[^\s)]+)/.exec(stdout);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout!.removeAllListeners('data').resume();
+      resolve({
+        name,
+        url: match[1],
+        pid: child.pid!,
+        assertAlive: () => {
+          if (child.exitCode !== null || child.signalCode !== null) throw died();
+        },
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(died());
+    });
+  });
+}
+
+/**
+ * The service, once ready: it listens at once and serves searches through SQL until its in-memory
+ * index has loaded, and /readyz says 200 only then (a load balancer would wait the same way).
+ */
+export async function startService(databaseUrl: string): Promise<RunningSystem> {
+  // BENCH_SERVICE_NODE_ARGS go to the service's node alone (e.g. --cpu-prof to see where its time goes).
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], childEnv(databaseUrl));
+  const started = performance.now();
+  for (;;) {
+    service.assertAlive();
+    const ready = await fetch(`${service.url}/readyz`).then((response) => response.status === 200, () => false);
+    if (ready) break;
+    if (performance.now() - started > READY_TIMEOUT_MS * 4) {
+      await service.stop();
+      throw new Error('the service did not become ready (search index loaded)');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  process.stderr.write(`bench: service ready (search index loaded) after ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  return service;
+}
+export const startPostgraphile = (databaseUrl: string, poolSize: number) =>
+  start('postgraphile', ['bench/postgraphile-server.mjs'], childEnv(databaseUrl, { POOL_SIZE: String(poolSize) }));
+export const startFloor = (databaseUrl: string, poolSize: number) =>
+  start('floor', ['--import', 'tsx', 'bench/floor-server.ts'], childEnv(databaseUrl, { POOL_SIZE: String(poolSize) }));
+
+/** A fresh account and key on the pro plan through the service's own CLI; the raw key. */
+export async function createServiceKey(databaseUrl: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['bin/creator-data.js', 'keys', 'create', '--plan', 'pro', '--quota', '1000000000000', '--rate', '100000', '--json'],
+    { cwd: ROOT, env: childEnv(databaseUrl) },
+  );
+  return (JSON.parse(stdout) as { key: string }).key;
+}
+
+/** Runs a command in the repository root; all its output goes to stderr, where progress belongs. */
+export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', process.stderr, process.stderr] });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} failed (${code ?? signal})`))));
+  });
+}
+
