@@ -12,6 +12,8 @@ let logged = '';
 
 // Identities are reused for KEY_CACHE_MS: short here, so the bound can be waited out.
 const KEY_CACHE_MS = 300;
+/** What the polling request itself may take on a loaded machine, on top of the cache's bound. */
+const SLOW_REQUEST_MS = 700;
 
 beforeAll(async () => {
   app = await createTestApp({ keyCacheMs: KEY_CACHE_MS });
@@ -62,14 +64,14 @@ describe('the key check (401), REST and GraphQL alike', () => {
     const issued = await keyWithId();
     expect((await app.rest(CREATORS, { body: {}, key: issued.key })).status).toBe(200);
     await setKeyStatus(app.store.db, issued.id, 'disabled');
-    expect(await until(issued.key, 401)).toBeLessThan(KEY_CACHE_MS + 300);
+    expect(await until(issued.key, 401)).toBeLessThan(KEY_CACHE_MS + SLOW_REQUEST_MS);
     await setKeyStatus(app.store.db, issued.id, 'active');
-    expect(await until(issued.key, 200)).toBeLessThan(KEY_CACHE_MS + 300);
+    expect(await until(issued.key, 200)).toBeLessThan(KEY_CACHE_MS + SLOW_REQUEST_MS);
     const rotated = (await rotateKey(app.store.db, issued.id))!;
-    expect(await until(issued.key, 401)).toBeLessThan(KEY_CACHE_MS + 300);
+    expect(await until(issued.key, 401)).toBeLessThan(KEY_CACHE_MS + SLOW_REQUEST_MS);
     expect((await app.graphql(creatorsQuery, {}, rotated.key)).status).toBe(200);
     await setKeyStatus(app.store.db, issued.id, 'deleted');
-    expect(await until(rotated.key, 401)).toBeLessThan(KEY_CACHE_MS + 300);
+    expect(await until(rotated.key, 401)).toBeLessThan(KEY_CACHE_MS + SLOW_REQUEST_MS);
     expect(await setKeyStatus(app.store.db, issued.id, 'active')).toBe(false);
   });
 
