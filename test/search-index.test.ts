@@ -16,8 +16,8 @@ import type { PageArgs } from '../src/store/paging.js';
 import { videosArgs, type VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
 import { VideoIndex } from '../src/search/videos.js';
-import { channelIndexRows, type ChannelIndexRow } from '../src/store/channels.js';
-import { countVideos, defaultVideoSort, searchVideos, videoIndexRows, type VideoIndexRow, type VideoSearch } from '../src/store/videos.js';
+import { channelIndexRows, channelIndexRowsById, type ChannelIndexRow } from '../src/store/channels.js';
+import { countVideos, defaultVideoSort, searchVideos, videoIndexRows, videoIndexRowsById, type VideoIndexRow, type VideoSearch } from '../src/store/videos.js';
 import { setSmallSegmentRows } from '../src/search/paging.js';
 import { forceSelectStrategy } from '../src/search/sort-order.js';
 import { seededRandom, type SeededRandom } from '../src/upstreams/seeded-random.js';
@@ -308,5 +308,42 @@ describe('the in-memory video index', () => {
       forceSelectStrategy(null);
     }
     expect(nonEmpty).toBeGreaterThan(SEARCHES / 4);
+  });
+
+  it('stays exact after channel and video changes applied through the change path', { timeout: 300_000 }, async () => {
+    // A channel's country and followers are copied onto its videos: a changed, emptied or deleted
+    // channel, and a video moved between channels, must leave no stale copy behind.
+    const rng = seededRandom('video-writes');
+    for (let round = 0; round < 3; round++) {
+      const channels = Array.from({ length: 30 }, () => pick(rng, channelRows).channelId);
+      const [changed, emptied, targets] = [channels.slice(0, 15), channels.slice(15, 18), channels.slice(18)];
+      await sql`UPDATE channels SET country = 'NZ', follower_count = (follower_count * 7 + 11) % 5000000 WHERE channel_id = ANY(${changed})`.execute(store.db);
+      const moved = Array.from({ length: 20 }, () => pick(rng, videoRows).videoId);
+      await sql`UPDATE videos SET channel_id = ${pick(rng, targets)} WHERE video_id = ANY(${moved}) AND channel_id <> ALL(${emptied})`.execute(store.db);
+      const gone = (await sql<{ video_id: string }>`DELETE FROM videos WHERE channel_id = ANY(${emptied}) RETURNING video_id`.execute(store.db)).rows.map((r) => r.video_id);
+      await sql`DELETE FROM channels WHERE channel_id = ANY(${emptied.slice(0, 2)})`.execute(store.db);
+
+      const touchedChannels = [...new Set(channels)];
+      const currentChannels = await channelIndexRowsById(store.db, touchedChannels);
+      const presentChannels = new Set(currentChannels.map((row) => row.channelId));
+      for (const row of currentChannels) index.upsertChannel(row);
+      const touchedVideos = [...new Set([...moved, ...gone])];
+      const currentVideos = await videoIndexRowsById(store.db, touchedVideos);
+      const presentVideos = new Set(currentVideos.map((row) => row.videoId));
+      for (const row of currentVideos) index.upsert(row);
+      for (const id of touchedVideos) if (!presentVideos.has(id)) index.remove(id);
+      for (const id of touchedChannels) if (!presentChannels.has(id)) index.removeChannel(id);
+      channelRows = await channelIndexRows(store.db, null, 100_000);
+      videoRows = await videoIndexRows(store.db, null, 100_000);
+
+      for (let run = 0; run < 40; run++) {
+        const parsed = videosArgs.safeParse({ filter: randomVideoFilter(rng) });
+        if (!parsed.success) continue;
+        await compareVideos({ filter: parsed.data.filter!, sort: 'NEWEST' }, { first: 20 }, `after channel writes ${round} #${run}`);
+      }
+      for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}] as VideoFilter[]) {
+        await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `${JSON.stringify(filter)} after channel writes ${round}`);
+      }
+    }
   });
 });

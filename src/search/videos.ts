@@ -14,8 +14,11 @@ import { SortOrder } from './sort-order.js';
 import { TextIndex } from './text-index.js';
 import { ValueIndex } from './value-index.js';
 
-// Video search in memory, with its channel filters: the channels matching the channel conditions
-// are found first (a table of their own), then the videos of those channels.
+// Video search in memory, with its channel filters. The two channel conditions nearly every
+// channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
+// they are bitmap operations like the video's own; a channel change rewrites its few videos. The
+// rarer ones (gender, the other metrics) find the matching channels first (a table of their own),
+// then keep the videos of those channels.
 
 type ChannelColumn = (typeof channelNumericBounds)[number][2];
 
@@ -29,6 +32,10 @@ const channelValue: Record<ChannelColumn, (row: ChannelIndexRow) => number> = {
 };
 const channelCountColumns = new Set<ChannelColumn>(['follower_count', 'recent_month_publish_count']);
 
+/** Whether a filter has channel conditions beyond the two copied onto the videos. */
+const needsOtherChannelConditions = (filter: VideoFilter): boolean =>
+  needsChannel({ ...filter, locations: null, followerCountMin: null, followerCountMax: null });
+
 /** Below this share of the videos, channel conditions are checked video by video. */
 const FEW_VIDEOS = 1 / 16;
 
@@ -41,12 +48,15 @@ class ChannelTable {
   ) as Record<ChannelColumn, NumericColumn>;
   /** The first video of each channel, linked through VideoIndex's next/prev. */
   readonly firstVideo = new Int32Column();
+  /** Each slot's country, to copy onto its videos. */
+  readonly countryOf: (string | null)[] = [];
 
   upsert(row: ChannelIndexRow): number {
     const slot = this.table.slotFor(row.channelId, row.channelId, () => {});
     this.firstVideo.ensure(slot + 1);
     this.table.markAlive(slot, true);
     this.country.set(slot, row.country);
+    this.countryOf[slot] = row.country;
     this.gender.set(slot, row.gender);
     for (const [column, value] of Object.entries(channelValue)) this.numeric[column as ChannelColumn].range.set(slot, value(row));
     this.table.version++;
@@ -62,6 +72,15 @@ class ChannelTable {
 
   rebalance(): void {
     for (const { range } of Object.values(this.numeric)) range.rebalance(this.table.size);
+  }
+
+  /** The follower count of a live channel, NaN (matches no bound) for none or a deleted one. */
+  followersOf(slot: number): number {
+    return slot !== -1 && this.table.alive.has(slot) ? this.numeric.follower_count.range.values.data[slot] : NaN;
+  }
+
+  countryAt(slot: number): string | null {
+    return slot !== -1 && this.table.alive.has(slot) ? this.countryOf[slot] : null;
   }
 
   /** The channels matching the channel conditions of a video filter. */
@@ -89,6 +108,9 @@ export class VideoIndex {
   // leave a quarter of the rows to test at its edges, each a cache miss on the dates.
   readonly #createAt = new RangeIndex(false, 128);
   readonly #plays = new Float64Column();
+  /** The channel's country and follower count, per video (kept in step by #copyChannel). */
+  readonly #channelCountry = new ValueIndex<string>();
+  readonly #channelFollowers = new RangeIndex(true);
   readonly #title = new TextIndex();
   readonly #description = new TextIndex();
   readonly #newest = new SortOrder(this.table, (slot) => this.#createAt.values.data[slot]);
@@ -98,14 +120,28 @@ export class VideoIndex {
   #loaded = false;
 
   upsertChannel(row: ChannelIndexRow): void {
-    this.#channels.upsert(row);
+    this.#recopy(this.#channels.upsert(row));
     // Channel conditions decide which videos match: cached video results are stale too.
     this.table.version++;
   }
 
   removeChannel(channelId: string): void {
     this.#channels.remove(channelId);
+    this.#recopy(this.#channels.table.slotOf(channelId));
     this.table.version++;
+  }
+
+  /** Copies a channel's country and followers onto each of its videos again. */
+  #recopy(channel: number): void {
+    if (channel === -1 || channel >= this.#channels.firstVideo.data.length) return;
+    const next = this.#nextInChannel.data;
+    for (let video = this.#channels.firstVideo.data[channel]; video !== -1; video = next[video]) this.#copyChannel(video);
+  }
+
+  #copyChannel(slot: number): void {
+    const channel = this.#channelOf.data[slot];
+    this.#channelCountry.set(slot, this.#channels.countryAt(channel));
+    this.#channelFollowers.set(slot, this.#channels.followersOf(channel));
   }
 
   hasChannel(channelId: string): boolean {
@@ -119,6 +155,7 @@ export class VideoIndex {
     this.#plays.ensure(slot + 1);
     this.table.markAlive(slot, true);
     this.#setChannel(slot, this.#channels.table.slotOf(row.channelId));
+    this.#copyChannel(slot);
     this.#category.set(slot, row.categoryId);
     this.#videoType.set(slot, row.videoType);
     this.#createAt.set(slot, row.createAt);
@@ -133,12 +170,14 @@ export class VideoIndex {
     if (slot === -1 || !this.table.alive.has(slot)) return;
     this.table.markAlive(slot, false);
     this.#setChannel(slot, -1);
+    this.#copyChannel(slot);
     this.#touched(slot);
   }
 
   finishLoad(): void {
     this.#channels.rebalance();
     this.#createAt.rebalance(this.table.size);
+    this.#channelFollowers.rebalance(this.table.size);
     this.#title.trim();
     this.#description.trim();
     this.#newest.rebuild();
@@ -190,7 +229,9 @@ export class VideoIndex {
     if (filter.videoType) match.bitmap(this.#videoType.bitmap(filter.videoType === 'SHORT' ? 2 : 1));
     if (filter.query) match.text([this.#title, this.#description], filter.query.toLowerCase());
     match.range(this.#createAt, instantBounds(filter));
-    if (needsChannel(filter)) {
+    if (filter.locations?.length) match.values(this.#channelCountry, filter.locations.map((code) => code.toUpperCase()));
+    match.range(this.#channelFollowers, inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
+    if (needsOtherChannelConditions(filter)) {
       const channels = this.#channels.match(filter, this.#pool);
       const inChannels = (slot: number) => {
         const channel = this.#channelOf.data[slot];
