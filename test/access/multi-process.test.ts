@@ -46,12 +46,16 @@ describe.runIf(process.env.TEST_DATABASE_URL)('two server processes sharing the 
     const [a, b] = await start({ REDIS_URL: process.env.REDIS_URL! });
     // Rate 1/s, burst 2: alone each process would admit 2; together they must admit 2.
     const { key } = await issueKey(store.db, await createAccount(store.db, { plan: 'pro', ratePerSecond: 1 }));
+    const started = performance.now();
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, i) => fetch(`${(i % 2 ? a : b).url}/api/ping`, { headers: { authorization: key } })),
     );
+    // One more token per second the volley took (a loaded machine can spread it past a second).
+    const refilled = Math.floor((performance.now() - started) / 1000);
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(18);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(2 + refilled);
+    expect(statuses.filter((s) => s === 200 || s === 429)).toHaveLength(20);
     expect(responses.find((r) => r.status === 429)!.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
   });
 });
