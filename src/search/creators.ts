@@ -42,7 +42,10 @@ const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
 
 export class CreatorIndex {
   readonly #platformOf: string[] = [];
-  readonly table: RowTable = new RowTable((slot): string => `${this.#platformOf[slot]}\u0000${this.table.ids[slot]}`);
+  readonly table: RowTable = new RowTable((slot, key) => {
+    const platform = this.#platformOf[slot];
+    return key.startsWith(platform) && key.charCodeAt(platform.length) === 0 && this.table.ids.equals(slot, key, platform.length + 1);
+  });
   readonly #platform = new ValueIndex<string>();
   readonly #country = new ValueIndex<string>();
   readonly #language = new ValueIndex<string>();
@@ -94,6 +97,7 @@ export class CreatorIndex {
 
   /** After the first load: balance the range buckets and sort the orders once. */
   finishLoad(): void {
+    this.table.ids.trim();
     for (const { range } of Object.values(this.#numeric)) range.rebalance(this.table.size);
     this.#lastPublishAt.rebalance(this.table.size);
     this.#username.trim();
@@ -121,7 +125,7 @@ export class CreatorIndex {
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {
-      ids: result.slots.map((slot) => this.table.ids[slot]),
+      ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map((position) => encodeCursor(sort.name, this.#cursorValues(search, position))),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,

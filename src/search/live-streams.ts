@@ -55,7 +55,7 @@ export class LiveStreamIndex {
       before: decode(page.before, 'before'),
     });
     return {
-      ids: result.slots.map((slot) => this.table.ids[slot]),
+      ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ position }) => encodeCursor(liveStreamOrder.name, [position.key, position.id])),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,

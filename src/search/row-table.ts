@@ -1,4 +1,5 @@
 import { Bitset } from './bitset.js';
+import { StringStore } from './string-store.js';
 
 // Row slots of one indexed table: a slot per row key, never reused for another key (a deleted row
 // keeps its slot, dead, and gets it back if it returns), so every column is a plain array indexed
@@ -18,8 +19,8 @@ export function hashOf(text: string): number {
 export class RowTable {
   /** Slots in use (alive or dead). */
   size = 0;
-  /** The row's key as the index compares it (the id tie-break of every order). */
-  readonly ids: string[] = [];
+  /** The row's id, by slot (the id tie-break of every order), outside the V8 heap. */
+  readonly ids = new StringStore();
   readonly alive = new Bitset();
   aliveCount = 0;
   /** Bumped on every change: cached query results of an older version are stale. */
@@ -28,8 +29,8 @@ export class RowTable {
   /** Open addressing: slot + 1, or 0 for an empty place. */
   #table = new Int32Array(16);
 
-  /** @param keyOf the unique key of a slot, when `ids` alone is not unique (creators: platform and id). */
-  constructor(private readonly keyOf: (slot: number) => string = (slot) => this.ids[slot]) {}
+  /** @param isKeyOf whether `key` is the slot's unique key, when the id alone is not unique (creators: platform and id). */
+  constructor(private readonly isKeyOf: (slot: number, key: string) => boolean = (slot, key) => this.ids.equals(slot, key)) {}
 
   slotOf(key: string): number {
     const hash = hashOf(key);
@@ -38,19 +39,19 @@ export class RowTable {
       const entry = this.#table[place];
       if (entry === 0) return -1;
       const slot = entry - 1;
-      if (this.#hashes[slot] === hash && this.keyOf(slot) === key) return slot;
+      if (this.#hashes[slot] === hash && this.isKeyOf(slot, key)) return slot;
     }
   }
 
   /**
    * The slot of `key`, a new one if the key was never seen; `init` fills the new slot's columns
-   * (it is called before the slot is findable by key, with `ids[slot]` already set).
+   * (it is called before the slot is findable by key, with its id already stored).
    */
   slotFor(key: string, id: string, init: (slot: number) => void): number {
     const existing = this.slotOf(key);
     if (existing !== -1) return existing;
     const slot = this.size++;
-    this.ids[slot] = id;
+    this.ids.push(id);
     if (slot >= this.#hashes.length) {
       const grown = new Uint32Array(Math.max(1024, this.#hashes.length * 2));
       grown.set(this.#hashes);

@@ -1,5 +1,6 @@
 import { Bitset } from './bitset.js';
 import type { RowTable } from './row-table.js';
+import { compareUtf8 } from './string-store.js';
 
 // One documented order of a table: a numeric key descending, the row id (bytewise, as COLLATE "C"
 // compares it) descending as the tie-break. It is kept as a sorted snapshot of all slots plus the
@@ -15,10 +16,10 @@ export interface Position {
   id: string;
 }
 
-/** Orders rows by (key DESC, id DESC): negative when a comes first. */
+/** Orders positions by (key DESC, id DESC, bytewise): negative when a comes first. */
 function compare(keyA: number, idA: string, keyB: number, idB: string): number {
   if (keyA !== keyB) return keyA > keyB ? -1 : 1;
-  return idA === idB ? 0 : idA > idB ? -1 : 1;
+  return -compareUtf8(idA, idB);
 }
 
 const NO_RANK = 0xffffffff;
@@ -57,16 +58,10 @@ export class SortOrder {
 
   /** Sorts every alive slot: the first build. */
   rebuild(): void {
-    const slots: number[] = [];
-    for (let slot = 0; slot < this.table.size; slot++) if (this.table.alive.has(slot)) slots.push(slot);
-    const ids = this.table.ids;
-    const keys = slots.map((slot) => this.keyOf(slot));
-    const order = slots.map((_, i) => i);
-    order.sort((a, b) => compare(keys[a], ids[slots[a]], keys[b], ids[slots[b]]));
-    this.#setSnapshot(
-      Uint32Array.from(order, (i) => slots[i]),
-      Float64Array.from(order, (i) => keys[i]),
-    );
+    const slots = new Uint32Array(this.table.aliveCount);
+    for (let slot = 0, n = 0; slot < this.table.size; slot++) if (this.table.alive.has(slot)) slots[n++] = slot;
+    slots.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
+    this.#setSnapshot(slots, Float64Array.from(slots, (slot) => this.keyOf(slot)));
   }
 
   /** The slot's key changed, or it was added or removed. */
@@ -82,7 +77,6 @@ export class SortOrder {
   /** Merges the changed slots into a new snapshot (linear). */
   compact(): void {
     const delta = this.#sortedDelta();
-    const ids = this.table.ids;
     const size = this.#perm.length + delta.length;
     const perm = new Uint32Array(size);
     const keys = new Float64Array(size);
@@ -92,7 +86,7 @@ export class SortOrder {
     while (i < this.#perm.length || j < delta.length) {
       while (i < this.#perm.length && this.#dirty.has(this.#perm[i])) i++;
       const takeSnapshot =
-        i < this.#perm.length && (j >= delta.length || compare(this.#permKeys[i], ids[this.#perm[i]], this.keyOf(delta[j]), ids[delta[j]]) < 0);
+        i < this.#perm.length && (j >= delta.length || this.#bySlots(this.#permKeys[i], this.#perm[i], this.keyOf(delta[j]), delta[j]) < 0);
       if (takeSnapshot) {
         perm[out] = this.#perm[i];
         keys[out++] = this.#permKeys[i++];
@@ -121,12 +115,12 @@ export class SortOrder {
 
   /** Where a slot stands in this order, for its cursor and for comparisons. */
   positionOf(slot: number): Position {
-    return { key: this.keyOf(slot), id: this.table.ids[slot] };
+    return { key: this.keyOf(slot), id: this.table.ids.get(slot) };
   }
 
   /** Orders two slots as this order does (negative: a first). */
   compareSlots(a: number, b: number): number {
-    return compare(this.keyOf(a), this.table.ids[a], this.keyOf(b), this.table.ids[b]);
+    return this.#bySlots(this.keyOf(a), a, this.keyOf(b), b);
   }
 
   /** Orders two positions (negative: a first). */
@@ -136,14 +130,25 @@ export class SortOrder {
 
   /** Orders a slot against a position (negative: the slot comes first). */
   comparePosition(slot: number, position: Position): number {
-    return compare(this.keyOf(slot), this.table.ids[slot], position.key, position.id);
+    return this.#toPosition(this.keyOf(slot), slot, position);
+  }
+
+  /** Orders slot a (whose key is keyA) against slot b: negative when a comes first. */
+  #bySlots(keyA: number, a: number, keyB: number, b: number): number {
+    if (keyA !== keyB) return keyA > keyB ? -1 : 1;
+    return a === b ? 0 : -this.table.ids.compare(a, b);
+  }
+
+  /** Orders a slot (whose key is `key`) against a position: negative when the slot comes first. */
+  #toPosition(key: number, slot: number, position: Position): number {
+    if (key !== position.key) return key > position.key ? -1 : 1;
+    return -this.table.ids.compareText(slot, position.id);
   }
 
   /** Walks the snapshot and the changed rows together, testing each row. */
   #walk(walk: Walk, accept: (slot: number) => boolean): number[] {
     const { from, until, backward } = walk;
     let skip = walk.skip;
-    const ids = this.table.ids;
     const delta = this.#sortedDelta();
     const found: number[] = [];
     const step = backward ? -1 : 1;
@@ -155,14 +160,14 @@ export class SortOrder {
       while (inSnapshot() && this.#dirty.has(this.#perm[i])) i += step;
       if (!inSnapshot() && !inDelta()) break;
       let slot: number;
-      if (inSnapshot() && (!inDelta() || compare(this.#permKeys[i], ids[this.#perm[i]], this.keyOf(delta[j]), ids[delta[j]]) * step < 0)) {
+      if (inSnapshot() && (!inDelta() || this.#bySlots(this.#permKeys[i], this.#perm[i], this.keyOf(delta[j]), delta[j]) * step < 0)) {
         slot = this.#perm[i];
         i += step;
       } else {
         slot = delta[j];
         j += step;
       }
-      if (until !== null && compare(this.keyOf(slot), ids[slot], until.key, until.id) * step >= 0) break;
+      if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       if (!accept(slot)) continue;
       if (skip > 0) skip--;
       else found.push(slot);
@@ -190,8 +195,7 @@ export class SortOrder {
         } else ranks[rank >>> 5] |= 1 << (rank & 31);
       }
     }
-    const ids = this.table.ids;
-    changed.sort((a, b) => compare(this.keyOf(a), ids[a], this.keyOf(b), ids[b]));
+    changed.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
     const { from, until, backward } = walk;
     const step = backward ? -1 : 1;
     let j = from === null ? (backward ? changed.length - 1 : 0) : this.#listStart(changed, from, backward);
@@ -202,14 +206,14 @@ export class SortOrder {
       const inDelta = j >= 0 && j < changed.length;
       if (rank === -1 && !inDelta) break;
       let slot: number;
-      if (rank !== -1 && (!inDelta || compare(this.#permKeys[rank], ids[this.#perm[rank]], this.keyOf(changed[j]), ids[changed[j]]) * step < 0)) {
+      if (rank !== -1 && (!inDelta || this.#bySlots(this.#permKeys[rank], this.#perm[rank], this.keyOf(changed[j]), changed[j]) * step < 0)) {
         slot = this.#perm[rank];
         rank = nextRank(ranks, rank + step, backward, this.#perm.length);
       } else {
         slot = changed[j];
         j += step;
       }
-      if (until !== null && compare(this.keyOf(slot), ids[slot], until.key, until.id) * step >= 0) break;
+      if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       if (skip > 0) skip--;
       else found.push(slot);
     }
@@ -218,41 +222,38 @@ export class SortOrder {
 
   /** First snapshot index strictly after `from`; walking backward, the last one strictly before it. */
   #snapshotStart(from: Position, backward: boolean): number {
-    const ids = this.table.ids;
     let lo = 0;
     let hi = this.#perm.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compare(this.#permKeys[mid], ids[this.#perm[mid]], from.key, from.id) <= 0) lo = mid + 1;
+      if (this.#toPosition(this.#permKeys[mid], this.#perm[mid], from) <= 0) lo = mid + 1;
       else hi = mid;
     }
     if (!backward) return lo;
     let before = lo - 1;
-    while (before >= 0 && compare(this.#permKeys[before], ids[this.#perm[before]], from.key, from.id) === 0) before--;
+    while (before >= 0 && this.#toPosition(this.#permKeys[before], this.#perm[before], from) === 0) before--;
     return before;
   }
 
   /** The same in a sorted list of slots (current keys). */
   #listStart(slots: number[], from: Position, backward: boolean): number {
-    const ids = this.table.ids;
     let lo = 0;
     let hi = slots.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compare(this.keyOf(slots[mid]), ids[slots[mid]], from.key, from.id) <= 0) lo = mid + 1;
+      if (this.#toPosition(this.keyOf(slots[mid]), slots[mid], from) <= 0) lo = mid + 1;
       else hi = mid;
     }
     if (!backward) return lo;
     let before = lo - 1;
-    while (before >= 0 && compare(this.keyOf(slots[before]), ids[slots[before]], from.key, from.id) === 0) before--;
+    while (before >= 0 && this.#toPosition(this.keyOf(slots[before]), slots[before], from) === 0) before--;
     return before;
   }
 
   #sortedDelta(): number[] {
     if (this.#delta) return this.#delta;
-    const ids = this.table.ids;
     const live = this.#dirtyList.filter((slot) => this.table.alive.has(slot));
-    live.sort((a, b) => compare(this.keyOf(a), ids[a], this.keyOf(b), ids[b]));
+    live.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
     this.#delta = live;
     return live;
   }

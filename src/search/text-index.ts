@@ -1,5 +1,6 @@
 import { Bitset } from './bitset.js';
 import { hashOf, Int32Column } from './row-table.js';
+import { StringStore, utf8 } from './string-store.js';
 
 // Substring search over a text column (`lower(username) LIKE '%q%'`): the distinct texts of the
 // column (its dictionary: a few thousand full names or video descriptions stand for millions of
@@ -27,8 +28,8 @@ interface Posting {
 const trigramKey = (text: string, at: number) => text.charCodeAt(at) * 4294967296 + text.charCodeAt(at + 1) * 65536 + text.charCodeAt(at + 2);
 
 export class TextIndex {
-  /** Distinct texts; an entry's text never changes and entries are never removed. */
-  readonly entries: string[] = [];
+  /** Distinct texts, outside the V8 heap; an entry's text never changes and entries are never removed. */
+  readonly #texts = new StringStore();
   #entryHashes = new Uint32Array(1024);
   #table = new Int32Array(2048);
   /** Rows per entry, to choose between the groups and a scan. */
@@ -60,6 +61,7 @@ export class TextIndex {
 
   /** After a bulk load: drops the growth room of the trigram postings (most of their memory) and groups the slots. */
   trim(): void {
+    this.#texts.trim();
     for (const posting of this.#trigrams.values()) {
       if (posting.data.length > posting.length) posting.data = posting.data.slice(0, Math.max(posting.length, 1));
     }
@@ -70,11 +72,11 @@ export class TextIndex {
   #group(): void {
     const entryOf = this.#entryOf.data;
     const slots = this.#slots;
-    const start = new Int32Array(this.entries.length + 1);
+    const start = new Int32Array(this.#texts.size + 1);
     for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) start[entryOf[slot] + 1]++;
-    for (let entry = 0; entry < this.entries.length; entry++) start[entry + 1] += start[entry];
-    const fill = start.slice(0, this.entries.length);
-    const grouped = new Int32Array(start[this.entries.length]);
+    for (let entry = 0; entry < this.#texts.size; entry++) start[entry + 1] += start[entry];
+    const fill = start.slice(0, this.#texts.size);
+    const grouped = new Int32Array(start[this.#texts.size]);
     for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) grouped[fill[entryOf[slot]]++] = slot;
     this.#groupStart = start;
     this.#groupSlots = grouped;
@@ -113,11 +115,12 @@ export class TextIndex {
       cached = { upTo: 0, entries: [] };
       this.#matches.set(query, cached);
     }
-    if (cached.upTo < this.entries.length) {
+    if (cached.upTo < this.#texts.size) {
+      const needle = utf8(query);
       for (const entry of this.#candidates(query, cached.upTo)) {
-        if (this.entries[entry].includes(query)) cached.entries.push(entry);
+        if (this.#texts.includes(entry, needle)) cached.entries.push(entry);
       }
-      cached.upTo = this.entries.length;
+      cached.upTo = this.#texts.size;
     }
     return cached.entries;
   }
@@ -136,8 +139,11 @@ export class TextIndex {
     this.#spare = null;
     const bits = spare !== null && spare.length === words ? spare.fill(0) : new Uint32Array(words);
     let entries = this.matchingEntries(query);
-    if (how === 'prefix') entries = entries.filter((entry) => this.entries[entry].startsWith(query));
-    if (how === 'equals') entries = entries.filter((entry) => this.entries[entry] === query);
+    if (how === 'prefix') {
+      const needle = utf8(query);
+      entries = entries.filter((entry) => this.#texts.startsWith(entry, needle));
+    }
+    if (how === 'equals') entries = entries.filter((entry) => this.#texts.equals(entry, query));
     this.#slotsOf(bits, entries);
     this.#rows.delete(key);
     if (this.#rows.size >= 32) {
@@ -183,7 +189,7 @@ export class TextIndex {
   /** The scratch marking `entries` (shifted by one, so a slot without text, -1, reads a 0); clear it after use. */
   #wantedOf(entries: readonly number[]): Uint8Array {
     // Reused rather than allocated per search: at a million names it is a megabyte.
-    if (this.#wanted.length < this.entries.length + 1) this.#wanted = new Uint8Array(Math.max(this.entries.length + 1, this.#wanted.length * 2));
+    if (this.#wanted.length < this.#texts.size + 1) this.#wanted = new Uint8Array(Math.max(this.#texts.size + 1, this.#wanted.length * 2));
     const wanted = this.#wanted;
     for (const entry of entries) wanted[entry + 1] = 1;
     return wanted;
@@ -230,7 +236,7 @@ export class TextIndex {
   /** Entries from `from` on that may contain `query`: those of its rarest trigram, or all for short queries. */
   *#candidates(query: string, from: number): Generator<number> {
     if (query.length < 3) {
-      for (let entry = from; entry < this.entries.length; entry++) yield entry;
+      for (let entry = from; entry < this.#texts.size; entry++) yield entry;
       return;
     }
     let rarest: Posting | undefined;
@@ -256,10 +262,9 @@ export class TextIndex {
     let place = hash & mask;
     for (; this.#table[place] !== 0; place = (place + 1) & mask) {
       const entry = this.#table[place] - 1;
-      if (this.#entryHashes[entry] === hash && this.entries[entry] === text) return entry;
+      if (this.#entryHashes[entry] === hash && this.#texts.equals(entry, text)) return entry;
     }
-    const entry = this.entries.length;
-    this.entries.push(text);
+    const entry = this.#texts.push(text);
     if (entry >= this.#entryHashes.length) {
       const hashes = new Uint32Array(this.#entryHashes.length * 2);
       hashes.set(this.#entryHashes);
@@ -269,7 +274,7 @@ export class TextIndex {
       this.#entryRows = rows;
     }
     this.#entryHashes[entry] = hash;
-    if ((this.entries.length) * 2 > this.#table.length) this.#rehash();
+    if (this.#texts.size * 2 > this.#table.length) this.#rehash();
     else this.#table[place] = entry + 1;
     // Each distinct trigram once per entry, so a posting never lists an entry twice.
     const seen = new Set<number>();
@@ -292,7 +297,7 @@ export class TextIndex {
   #rehash(): void {
     this.#table = new Int32Array(this.#table.length * 2);
     const mask = this.#table.length - 1;
-    for (let entry = 0; entry < this.entries.length; entry++) {
+    for (let entry = 0; entry < this.#texts.size; entry++) {
       let place = this.#entryHashes[entry] & mask;
       while (this.#table[place] !== 0) place = (place + 1) & mask;
       this.#table[place] = entry + 1;

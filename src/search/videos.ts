@@ -175,6 +175,8 @@ export class VideoIndex {
   }
 
   finishLoad(): void {
+    this.table.ids.trim();
+    this.#channels.table.ids.trim();
     this.#channels.rebalance();
     this.#createAt.rebalance(this.table.size);
     this.#channelFollowers.rebalance(this.table.size);
@@ -210,7 +212,7 @@ export class VideoIndex {
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {
-      ids: result.slots.map((slot) => this.table.ids[slot]),
+      ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ rank, position }) =>
         encodeCursor(sort.name, search.sort === 'NEWEST' ? [new Date(position.key).toISOString(), position.id] : [rank, position.key, position.id]),
       ),
