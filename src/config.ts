@@ -31,6 +31,8 @@ export interface Config {
   quotaLeaseUnits: number;
   /** Leases are taken only while this many leases' worth of units would remain besides them. */
   quotaLeaseFloor: number;
+  /** V8 grows the old generation by this percent of the live heap before its next full collection. */
+  heapGrowthPercent: number;
 }
 
 function integer(name: string, value: string | undefined, fallback: number): number {
@@ -80,5 +82,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
+    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 60),
   };
 }

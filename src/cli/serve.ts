@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { createApp, listen } from '../app.js';
 import { startMetricsServer } from '../observability/metrics-server.js';
 import type { Config } from '../config.js';
@@ -6,6 +7,10 @@ import { runTwitchCollector, twitchClientFromConfig } from '../collector/twitch.
 
 /** `serve`, and `start` (= serve after loading the demo set into an empty store and printing a key). */
 export async function serve(config: Config, options: { seedDemo: boolean }): Promise<number> {
+  // By default V8 lets the old generation reach several times its live size between full
+  // collections: request garbage then costs hundreds of MB beside the search index. The growth
+  // factor is read at every collection, so setting it here (before the index loads) takes effect.
+  if (config.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
   const app = await createApp(config);
   const { db } = app.services.store;
   let demoKey: string | null = null;
