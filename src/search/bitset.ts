@@ -71,6 +71,26 @@ export function andInto(out: Uint32Array, other: Uint32Array, length = out.lengt
   for (let i = n; i < length; i++) out[i] = 0;
 }
 
+/** out = out AND (any of `sources`), in one pass; words with no row left are skipped. */
+export function andAnyInto(out: Uint32Array, sources: readonly Uint32Array[], length = out.length): void {
+  if (sources.length === 1) return andInto(out, sources[0], length);
+  if (sources.length === 2 && sources[0].length >= length && sources[1].length >= length) {
+    const [a, b] = sources;
+    for (let i = 0; i < length; i++) out[i] &= a[i] | b[i];
+    return;
+  }
+  for (let i = 0; i < length; i++) {
+    const word = out[i];
+    if (word === 0) continue;
+    let any = 0;
+    for (let k = 0; k < sources.length; k++) {
+      const source = sources[k];
+      if (i < source.length) any |= source[i];
+    }
+    out[i] = word & any;
+  }
+}
+
 /** out = out AND NOT other. */
 export function andNotInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
   const n = Math.min(length, other.length);

@@ -1,5 +1,5 @@
 import { parseInstant } from '../inputs/common.js';
-import { andInto, copyInto, orInto, popcount, type BitsetPool } from './bitset.js';
+import { andAnyInto, andInto, copyInto, orInto, popcount, type BitsetPool } from './bitset.js';
 import { centsAtLeast, centsAtMost } from './decimal.js';
 import type { Bounds, RangeIndex } from './range-index.js';
 import type { TextIndex } from './text-index.js';
@@ -32,9 +32,6 @@ export function instantBounds(filter: { createAtStart?: string | null; createAtE
   };
 }
 
-/** Fewer rows than one in this many: test them one by one. */
-const FEW_ROWS = 64;
-
 export class Matcher {
   readonly bits: Uint32Array;
   readonly #scratch: Uint32Array;
@@ -51,9 +48,7 @@ export class Matcher {
 
   /** Rows holding any of `values`. */
   values<V extends string | number | boolean>(index: ValueIndex<V>, values: readonly V[]): this {
-    this.#scratch.fill(0);
-    index.unionInto(this.#scratch, values, this.words);
-    andInto(this.bits, this.#scratch, this.words);
+    andAnyInto(this.bits, index.bitmapsOf(values), this.words);
     return this;
   }
 
@@ -66,11 +61,7 @@ export class Matcher {
 
   range(range: RangeIndex, bounds: Bounds): this {
     if (bounds.min === undefined && bounds.max === undefined) return this;
-    // Once earlier conditions left few rows, testing them beats selecting the range over all rows.
-    if (this.count() * FEW_ROWS < this.words * 32) return this.keep((slot) => range.contains(slot, bounds));
-    // Selected within the rows still matching: the result replaces them.
-    range.select(this.#scratch, this.words, bounds, this.bits);
-    this.bits.set(this.#scratch.subarray(0, this.words));
+    range.selectInto(this.bits, this.words, bounds);
     return this;
   }
 

@@ -123,20 +123,12 @@ export class RangeIndex {
     }
   }
 
-  /** Whether one slot's value is within `bounds` (for testing a few rows rather than selecting all). */
-  contains(slot: number, bounds: Bounds): boolean {
-    const value = this.values.data[slot];
-    return (
-      (bounds.min === undefined || value >= bounds.min) &&
-      (bounds.max === undefined || (bounds.maxExclusive ? value < bounds.max : value <= bounds.max))
-    );
-  }
-
   /**
-   * out = the slots of `mask` whose value is within `bounds` (out is overwritten, `words` long).
-   * Only the masked rows of the bounds' own buckets are tested.
+   * rows = the slots of `rows` whose value is within `bounds`, in place, `words` long. One pass:
+   * a word is the full buckets' bits, plus the bits of the one or two buckets the bounds fall
+   * inside, tested row by row; words with no row left are skipped.
    */
-  select(out: Uint32Array, words: number, bounds: Bounds, mask: Uint32Array): void {
+  selectInto(rows: Uint32Array, words: number, bounds: Bounds): void {
     const buckets = this.bucketCount;
     const lowerOf = (bucket: number) => (bucket === 0 ? -Infinity : this.#boundaries[bucket - 1]);
     const upperOf = (bucket: number) => (bucket === buckets - 1 ? Infinity : this.#boundaries[bucket]);
@@ -159,38 +151,42 @@ export class RangeIndex {
         highFull = this.integer && !bounds.maxExclusive && bounds.max >= upperOf(hi) - 1;
       }
     }
-    out.fill(0, 0, words);
-    if (hi < lo) return;
-
-    const fullFrom = lowFull ? lo : lo + 1;
-    const fullTo = highFull ? hi + 1 : hi;
-    if (fullTo > fullFrom) {
-      const upper = this.#below[fullTo].words;
-      const lower = this.#below[fullFrom].words;
-      for (let i = 0; i < words; i++) out[i] = (i < upper.length ? upper[i] : 0) & ~(i < lower.length ? lower[i] : 0) & mask[i];
+    if (hi < lo) {
+      rows.fill(0, 0, words);
+      return;
     }
-    // The buckets the bounds fall inside: their masked rows are tested one by one (each bucket once).
+    const fullFrom = lowFull ? lo : lo + 1;
+    const fullTo = Math.max(fullFrom, highFull ? hi + 1 : hi);
+    // The edge buckets tested row by row (one when both bounds fall inside the same bucket).
+    const testLow = !lowFull;
+    const testHigh = !highFull && (hi !== lo || lowFull);
+    // Bitmaps grow lazily: make the ones read here cover every word, so the loop needs no checks.
+    const bitmap = (k: number) => {
+      this.#below[k].grow(words * 32);
+      return this.#below[k].words;
+    };
+    const fullUpper = bitmap(fullTo);
+    const fullLower = bitmap(fullFrom);
+    const lowUpper = bitmap(testLow ? lo + 1 : 0);
+    const lowLower = bitmap(testLow ? lo : 0);
+    const highUpper = bitmap(testHigh ? hi + 1 : 0);
+    const highLower = bitmap(testHigh ? hi : 0);
+    const values = this.values.data;
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;
     const exclusive = bounds.maxExclusive === true;
-    if (!lowFull) this.#testBucket(lo, out, words, mask, min, max, exclusive);
-    if (!highFull && (hi !== lo || lowFull)) this.#testBucket(hi, out, words, mask, min, max, exclusive);
-  }
-
-  /** Adds to out the masked slots of one bucket whose value is within [min, max] (or [min, max)). */
-  #testBucket(bucket: number, out: Uint32Array, words: number, mask: Uint32Array, min: number, max: number, maxExclusive: boolean): void {
-    const upper = this.#below[bucket + 1].words;
-    const lower = this.#below[bucket].words;
-    const values = this.values.data;
-    const n = Math.min(words, upper.length);
-    for (let i = 0; i < n; i++) {
-      let word = upper[i] & ~(i < lower.length ? lower[i] : 0) & mask[i];
-      while (word !== 0) {
-        const lowest = word & -word;
+    for (let i = 0; i < words; i++) {
+      const mask = rows[i];
+      if (mask === 0) continue;
+      let kept = fullUpper[i] & ~fullLower[i] & mask;
+      let edge = ((lowUpper[i] & ~lowLower[i]) | (highUpper[i] & ~highLower[i])) & mask;
+      while (edge !== 0) {
+        const lowest = edge & -edge;
         const value = values[(i << 5) + 31 - Math.clz32(lowest)];
-        if (value >= min && (maxExclusive ? value < max : value <= max)) out[i] |= lowest;
-        word ^= lowest;
+        if (value >= min && (exclusive ? value < max : value <= max)) kept |= lowest;
+        edge ^= lowest;
       }
+      rows[i] = kept;
     }
   }
 }

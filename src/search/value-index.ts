@@ -1,4 +1,4 @@
-import { Bitset, orInto } from './bitset.js';
+import { Bitset } from './bitset.js';
 
 // A bitmap per distinct value of a low-cardinality column (platform, country, language, gender,
 // a yes/no flag, a category): `country IN (…)` is the OR of a few bitmaps. A single-valued column
@@ -34,12 +34,14 @@ export class ValueIndex<V extends string | number | boolean> {
     }
   }
 
-  /** out |= the slots holding any of `values`. */
-  unionInto(out: Uint32Array, values: readonly V[], words: number): void {
+  /** The bitmaps of `values` (each once; none for a value no slot ever held). */
+  bitmapsOf(values: readonly V[]): Uint32Array[] {
+    const codes = new Set<number>();
     for (const value of values) {
       const code = this.#codes.get(value);
-      if (code !== undefined) orInto(out, this.#bitmaps[code].words, words);
+      if (code !== undefined) codes.add(code);
     }
+    return [...codes].map((code) => this.#bitmaps[code].words);
   }
 
   /** The bitmap of one value, or null when no slot ever held it. */
