@@ -1,5 +1,6 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { IndexPage } from '../search/creators.js';
+import type { RowCache } from '../search/row-cache.js';
 import type { Page } from '../store/paging.js';
 import { builder } from './builder.js';
 
@@ -71,12 +72,14 @@ export async function searchConnection<Node>(
   source: {
     rowsById: (ids: string[]) => Promise<Node[]>;
     idOf: (node: Node) => string;
+    /** Rows already read for earlier pages (kept fresh by the index's change feed). */
+    cache?: RowCache<Node>;
     sqlPage: () => Promise<Page<Node>>;
     sqlCount: () => Promise<number>;
   },
 ): Promise<ConnectionResult<Node>> {
   if (!indexed) return connection(info, source.sqlPage, source.sqlCount);
-  const rows = await source.rowsById(indexed.ids);
+  const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
   const cursorOf = new Map(indexed.ids.map((id, i) => [id, indexed.cursors[i]]));
   const page: Page<Node> = {
     rows,

@@ -12,6 +12,8 @@ export function toCount(value: string | number | bigint | null | undefined): num
 export function toDecimal(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '0.00';
   if (typeof value === 'number') return value.toFixed(2);
+  // pg's text of a numeric(20,2) already has exactly two decimals: the common case, kept as is.
+  if (value.length >= 4 && value.charCodeAt(value.length - 3) === 46) return value;
   const [whole, fraction = ''] = value.split('.');
   return `${whole}.${fraction.padEnd(2, '0').slice(0, 2)}`;
 }
