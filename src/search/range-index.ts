@@ -34,7 +34,6 @@ function upperIndex(values: Float64Array, value: number): number {
 export class RangeIndex {
   readonly values = new Float64Column();
   #boundaries = new Float64Array(0);
-  #bucketOf = new Uint8Array(1024).fill(0);
   /** below[k], k = 0..bucketCount: slots whose bucket is < k; below[bucketCount] = every non-null slot. */
   #below: Bitset[] = [new Bitset(), new Bitset()];
 
@@ -64,22 +63,13 @@ export class RangeIndex {
     return lo;
   }
 
-  #ensure(size: number): void {
-    this.values.ensure(size);
-    if (size > this.#bucketOf.length) {
-      const next = new Uint8Array(Math.max(size, this.#bucketOf.length * 2)).fill(this.bucketCount);
-      next.set(this.#bucketOf);
-      this.#bucketOf = next;
-    }
-  }
-
   set(slot: number, value: number): void {
-    this.#ensure(slot + 1);
-    const before = this.values.data[slot];
-    const from = slot < this.#bucketOf.length && !Number.isNaN(before) ? this.#bucketOf[slot] : this.bucketCount;
+    this.values.ensure(slot + 1);
+    // A slot's bucket is its value's (the boundaries only change in rebalance, which re-files
+    // every slot): found again by binary search rather than kept, a byte per slot and column.
+    const from = this.#bucket(this.values.data[slot]);
     this.values.data[slot] = value;
     const to = this.#bucket(value);
-    this.#bucketOf[slot] = to;
     // below[k] holds the slot exactly for k > its bucket.
     if (to < from) {
       for (let k = to + 1; k <= from; k++) {
@@ -96,7 +86,7 @@ export class RangeIndex {
    * after the first load, and when updates have skewed the buckets.
    */
   rebalance(size: number): void {
-    this.#ensure(size);
+    this.values.ensure(size);
     const present = this.values.data.subarray(0, size).filter((value) => !Number.isNaN(value));
     present.sort();
     const boundaries: number[] = [];
@@ -118,7 +108,6 @@ export class RangeIndex {
     this.#below = Array.from({ length: buckets + 1 }, () => new Bitset(size));
     for (let slot = 0; slot < size; slot++) {
       const bucket = this.#bucket(this.values.data[slot]);
-      this.#bucketOf[slot] = bucket;
       for (let k = bucket + 1; k <= buckets; k++) this.#below[k].set(slot);
     }
   }
@@ -175,11 +164,22 @@ export class RangeIndex {
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;
     const exclusive = bounds.maxExclusive === true;
+    if (!testLow && !testHigh) {
+      for (let i = 0; i < words; i++) rows[i] &= fullUpper[i] & ~fullLower[i];
+      return;
+    }
+    // One edge (the usual single bound): its bitmaps only; two: both.
+    const edgeUpper = testLow ? lowUpper : highUpper;
+    const edgeLower = testLow ? lowLower : highLower;
+    const secondUpper = testLow && testHigh ? highUpper : null;
+    const secondLower = testLow && testHigh ? highLower : null;
     for (let i = 0; i < words; i++) {
       const mask = rows[i];
       if (mask === 0) continue;
       let kept = fullUpper[i] & ~fullLower[i] & mask;
-      let edge = ((lowUpper[i] & ~lowLower[i]) | (highUpper[i] & ~highLower[i])) & mask;
+      let edge = edgeUpper[i] & ~edgeLower[i];
+      if (secondUpper !== null) edge |= secondUpper[i] & ~secondLower![i];
+      edge &= mask;
       while (edge !== 0) {
         const lowest = edge & -edge;
         const value = values[(i << 5) + 31 - Math.clz32(lowest)];

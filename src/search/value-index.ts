@@ -11,7 +11,7 @@ export class ValueIndex<V extends string | number | boolean> {
   readonly #codes = new Map<V, number>();
   readonly #values: V[] = [undefined as unknown as V];
   /** Single-valued columns: the code of each slot's value (0: none). */
-  #codeOf: Uint16Array | Uint32Array = new Uint16Array(1024);
+  #codeOf: Uint8Array | Uint16Array | Uint32Array = new Uint8Array(1024);
 
   constructor(private readonly multi = false) {}
 
@@ -61,7 +61,8 @@ export class ValueIndex<V extends string | number | boolean> {
       this.#codes.set(value, code);
       this.#values.push(value);
       this.#bitmaps.push(new Bitset());
-      // Past 65,535 values a slot's code needs 32 bits.
+      // A byte per slot while the values are few (flags, genders, countries), wider past that.
+      if (code > 0xff && this.#codeOf instanceof Uint8Array) this.#codeOf = Uint16Array.from(this.#codeOf);
       if (code > 0xffff && this.#codeOf instanceof Uint16Array) this.#codeOf = Uint32Array.from(this.#codeOf);
     }
     return code;
@@ -69,7 +70,9 @@ export class ValueIndex<V extends string | number | boolean> {
 
   #ensure(size: number): void {
     if (size <= this.#codeOf.length) return;
-    const grown = this.#codeOf instanceof Uint16Array ? new Uint16Array(Math.max(size, this.#codeOf.length * 2)) : new Uint32Array(Math.max(size, this.#codeOf.length * 2));
+    const length = Math.max(size, this.#codeOf.length * 2);
+    const grown =
+      this.#codeOf instanceof Uint8Array ? new Uint8Array(length) : this.#codeOf instanceof Uint16Array ? new Uint16Array(length) : new Uint32Array(length);
     grown.set(this.#codeOf);
     this.#codeOf = grown;
   }
