@@ -103,11 +103,6 @@ export function orInto(out: Uint32Array, other: Uint32Array, length = out.length
   for (let i = 0; i < n; i++) out[i] |= other[i];
 }
 
-/** out = a AND NOT b (either may be shorter than out: missing words are 0). */
-export function differenceInto(out: Uint32Array, a: Uint32Array, b: Uint32Array, length = out.length): void {
-  for (let i = 0; i < length; i++) out[i] = (i < a.length ? a[i] : 0) & ~(i < b.length ? b[i] : 0);
-}
-
 export function copyInto(out: Uint32Array, source: Uint32Array, length = out.length): void {
   const n = Math.min(length, source.length);
   out.set(source.subarray(0, n));

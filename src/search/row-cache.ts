@@ -57,8 +57,4 @@ export class RowCache<Row> {
     this.#generation++;
     this.#rows.clear();
   }
-
-  get size(): number {
-    return this.#rows.size;
-  }
 }

@@ -120,11 +120,6 @@ export class StringStore {
     this.#start = this.#start.slice(0, this.#size + 1);
   }
 
-  /** Bytes held, for the memory figures. */
-  get byteLength(): number {
-    return this.#bytes.length + this.#start.byteLength;
-  }
-
   #compareBytes(index: number, start: number, other: Uint8Array): number {
     return this.#bytes.compare(other, 0, other.length, start, this.#start[index + 1]);
   }
