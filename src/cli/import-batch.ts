@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { categoryRecord, channelRecord, creatorRecord, liveStreamRecord, videoRecord } from '../inputs/records.js';
-import { columnNames, keyOf, type Row } from '../store/bulk-tables.js';
+import { keyOf, type Row } from '../store/bulk-tables.js';
 import { copyLine } from '../store/copy-text.js';
 import { categoryKind, channelKind, creatorKind, liveStreamKind, videoKind, type RecordKind } from '../store/imports.js';
 
@@ -59,7 +59,6 @@ export function processLines(kind: ImportKind, text: string, firstLine: number, 
   const lines = text.split('\n');
   if (text.endsWith('\n')) lines.pop();
   const { schema, kind: recordKind } = importers[kind];
-  const columns = columnNames(recordKind.table);
   const batch: ProcessedBatch = { kind, messages: [], lines: [], keys: [], references: [], rows: [] };
   const encoded: string[] = [];
   const ends: number[] = [];
@@ -80,7 +79,7 @@ export function processLines(kind: ImportKind, text: string, firstLine: number, 
       (batch.rows as Row[]).push(row);
       return;
     }
-    const copy = copyLine(row, columns);
+    const copy = copyLine(row, recordKind.table);
     encoded.push(copy);
     length += copy.length;
     ends.push(length);

@@ -13,21 +13,51 @@ export interface InstantRange {
   endExclusive: Date;
 }
 
-function validDate(year: string, month: string, day: string): boolean {
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-  return date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+// Years from 100: Date.UTC, which this check replaced, reads 0-99 as 1900-1999, so they never passed.
+function validDate(year: number, month: number, day: number): boolean {
+  if (year < 100 || month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]);
 }
+
+// toISOString()'s own form, 2026-01-31T08:00:00.000Z: what exports write, and what an import checks
+// once per timestamp, so it is read without a regex, a match array or a Date.
+const CANONICAL_SEPARATORS = new Map([[4, 45], [7, 45], [10, 84], [13, 58], [16, 58], [19, 46]]);
+
+/** Whether `text` in toISOString()'s form is a valid instant; null when it is not in that form. */
+function canonicalInstantValid(text: string): boolean | null {
+  if (text.length !== 24 || text.charCodeAt(23) !== 90) return null;
+  for (let i = 0; i < 23; i++) {
+    const code = text.charCodeAt(i);
+    const separator = CANONICAL_SEPARATORS.get(i);
+    if (separator === undefined ? code < 48 || code > 57 : code !== separator) return null;
+  }
+  const digits = (from: number, to: number) => {
+    let value = 0;
+    for (let i = from; i < to; i++) value = value * 10 + text.charCodeAt(i) - 48;
+    return value;
+  };
+  return validDate(digits(0, 4), digits(5, 7), digits(8, 10)) && digits(11, 13) <= 23 && digits(14, 16) <= 59 && digits(17, 19) <= 59;
+}
+
+/** Whether parseInstant reads `text`. */
+export const isInstant = (text: string): boolean => canonicalInstantValid(text) ?? parseInstant(text) !== null;
+
+/** A valid instant's text in toISOString()'s form (JSON columns store it so). */
+export const canonicalInstant = (text: string): string => (canonicalInstantValid(text) ? text : new Date(text).toISOString());
 
 /** Reads `2026-01-31` (a UTC day) or `2026-01-31T08:00:00Z` / `…+02:00`; null for anything else. */
 export function parseInstant(text: string): InstantRange | null {
   const date = ISO_DATE.exec(text);
   if (date) {
-    if (!validDate(date[1], date[2], date[3])) return null;
+    if (!validDate(Number(date[1]), Number(date[2]), Number(date[3]))) return null;
     const start = new Date(`${text}T00:00:00.000Z`);
     return { start, endExclusive: new Date(start.getTime() + 86_400_000) };
   }
   const dateTime = ISO_DATE_TIME.exec(text);
-  if (!dateTime || !validDate(dateTime[1], dateTime[2], dateTime[3])) return null;
+  if (!dateTime || !validDate(Number(dateTime[1]), Number(dateTime[2]), Number(dateTime[3]))) return null;
   if (Number(dateTime[4]) > 23 || Number(dateTime[5]) > 59 || Number(dateTime[6] ?? 0) > 59) return null;
   const start = new Date(text);
   if (Number.isNaN(start.getTime())) return null;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../store/durations.js';
-import { INT32_MAX, METRIC_LIMIT, parseInstant } from './common.js';
+import { INT32_MAX, METRIC_LIMIT, isInstant } from './common.js';
 
 // One NDJSON line of each import kind (decisions.md §7): the response item's field names in
 // snake_case, metrics as JSON numbers, gender and video_type as the response strings.
@@ -31,7 +31,7 @@ const language = z.string().regex(/^([A-Za-z]{2})?$/, 'must be an ISO 639-1 lang
 const gender = z.enum(['male', 'female', 'unknown']);
 const timestamp = z
   .string()
-  .refine((value) => value.includes('T') && parseInstant(value) !== null, {
+  .refine((value) => value.includes('T') && isInstant(value), {
     message: 'must be an ISO 8601 date-time with Z or an offset (2026-05-01T12:34:56.000Z)',
   });
 const categoryId = z.int().positive().max(INT32_MAX);

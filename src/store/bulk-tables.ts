@@ -66,7 +66,13 @@ export const liveStreamsTable: BulkTable = {
   ],
 };
 
-export const columnNames = (table: BulkTable) => table.columns.map(([column]) => column);
+const columnNameLists = new WeakMap<BulkTable, readonly string[]>();
+/** The table's columns in COPY order (one array per table: a row's encoding asks for it). */
+export function columnNames(table: BulkTable): readonly string[] {
+  let names = columnNameLists.get(table);
+  if (!names) columnNameLists.set(table, (names = table.columns.map(([column]) => column)));
+  return names;
+}
 /** Tables whose rows carry `last_update_at`, set by the database when a row does not give it. */
 export const isStamped = (table: BulkTable) => table.columns.some(([column]) => column === 'last_update_at');
 

@@ -5,6 +5,8 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 export type Int8 = ColumnType<string | number | bigint, number | string | bigint, number | string | bigint>;
 export type Numeric = ColumnType<string | number, number | string, number | string>;
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp the database sets when a write leaves it out. */
+export type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
 
 export interface CategoriesTable {
@@ -55,7 +57,7 @@ export interface CreatorsTable {
   evaluation_min: Numeric;
   evaluation_max: Numeric;
   category_ids: Defaulted<number[]>;
-  last_update_at: Generated<Date>;
+  last_update_at: GeneratedTimestamp;
 }
 
 export interface ChannelsTable {
@@ -74,7 +76,7 @@ export interface ChannelsTable {
   recent_month_publish_count: Defaulted<number>;
   evaluation_min: Numeric;
   evaluation_max: Numeric;
-  last_update_at: Generated<Date>;
+  last_update_at: GeneratedTimestamp;
 }
 
 export interface VideosTable {
@@ -92,7 +94,7 @@ export interface VideosTable {
   comment_count: Int8;
   play_count: Int8;
   engagement_rate: Numeric;
-  last_update_at: Generated<Date>;
+  last_update_at: GeneratedTimestamp;
 }
 
 export interface LiveStreamsTable {
@@ -110,7 +112,7 @@ export interface LiveStreamsTable {
   thumbnail_url: Defaulted<string>;
   tags: Defaulted<string[]>;
   is_mature: Defaulted<boolean>;
-  last_update_at: Generated<Date>;
+  last_update_at: GeneratedTimestamp;
 }
 
 export interface MediasTable {
@@ -131,7 +133,7 @@ export interface MediasTable {
   like_count: Int8;
   comment_count: Int8;
   play_count: Int8;
-  last_update_at: Generated<Date>;
+  last_update_at: GeneratedTimestamp;
 }
 
 export interface PlansTable {

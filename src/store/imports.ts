@@ -10,6 +10,7 @@ import type {
 import { categoriesTable, channelsTable, creatorsTable, liveStreamsTable, videosTable, type BulkTable, type Row } from './bulk-tables.js';
 import type { CategoriesTable, Database, LastPost, NewChannel, NewCreator, NewLiveStream, NewVideo } from './database.js';
 import { parseDuration } from './durations.js';
+import { canonicalInstant } from '../inputs/common.js';
 
 // Validated import records (src/inputs/records.ts) as table rows, written (upserts.ts, the import)
 // with the `update-changed` conflict rule of bulk.ts: a record equal to the stored row writes
@@ -34,13 +35,13 @@ const genderCodes = { unknown: 0, male: 1, female: 2 } as const;
 const upperCode = (code: string | undefined) => (code ?? '').toUpperCase();
 // Search compares countries upper-case and languages lower-case (src/store/creators.ts).
 const lowerCode = (code: string | undefined) => (code ?? '').toLowerCase();
-const stamp = (updatedAt: string | undefined) => (updatedAt === undefined ? {} : { last_update_at: new Date(updatedAt) });
+const stamp = (updatedAt: string | undefined) => (updatedAt === undefined ? {} : { last_update_at: canonicalInstant(updatedAt) });
 
 function lastPost(post: LastPostRecord): LastPost {
   return {
     post_id: post.post_id,
     description: post.description ?? '',
-    create_at: new Date(post.create_at).toISOString(),
+    create_at: canonicalInstant(post.create_at),
     cover_url: post.cover_url ?? '',
     like_count: post.like_count ?? 0,
     comment_count: post.comment_count ?? 0,
