@@ -225,7 +225,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
 
   // Duplicated ids (in one batch and across batches), rows with and without last_update_at,
   // rejected lines, a video whose channel is missing; then the same ids again, some changed.
-  function creatorLines(total: number, round: number) {
+  function creatorLines(total: number, round: number, { everyLineStamped = false } = {}) {
     return Array.from({ length: total }, (_, line) => {
       if (line % 997 === 13) return '{"user_id": "broken"';
       const id = line % 1_000 === 999 ? 'c7' : `c${line % 4_000}`;
@@ -237,7 +237,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
         follower_count: line * 37,
         avg_engagement_rate: (line % 500) / 7,
         category_ids: [line % 5, 3, line % 5].filter((category) => category > 0),
-        ...(line % 4 === 0 ? {} : { last_update_at: `2026-10-${String((line % 28) + 1).padStart(2, '0')}T00:00:00.000Z` }),
+        ...(line % 4 === 0 && !everyLineStamped ? {} : { last_update_at: `2026-10-${String((line % 28) + 1).padStart(2, '0')}T00:00:00.000Z` }),
       });
     }).join('\n');
   }
@@ -265,6 +265,23 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
     const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM creators WHERE username LIKE '% renamed'`.execute(copyStore.db);
     expect(Number(rows[0].n)).toBeGreaterThan(900);
     // Eight imports of thousands of lines on two cores shared with other work.
+  }, 60_000);
+
+  it('import fully stamped lines into empty tables as statements do, a key repeated in a later batch winning', async () => {
+    // Every line stamped: batches are copied straight into the empty table, and the second batch,
+    // which repeats keys of the first, fails on the key index and is upserted instead.
+    for (const store of [copyStore, statementStore]) await sql`TRUNCATE creators`.execute(store.db);
+    for (const round of [0, 1]) {
+      const text = creatorLines(6_000, round, { everyLineStamped: true });
+      const [viaCopy, statements] = [await importText(copyStore, 'creators', text), await importText(viaStatements, 'creators', text)];
+      expect(viaCopy.stderr.text().includes('import creators: empty table')).toBe(round === 0);
+      expect(viaCopy.result).toEqual(statements.result);
+      expect(viaCopy.rejections).toEqual(statements.rejections);
+      await sameContents();
+    }
+    // c1500 is on lines 1500 (first batch) and 5500 (second batch): the later line is stored.
+    const { rows } = await sql<{ followers: string }>`SELECT follower_count AS followers FROM creators WHERE user_id = 'c1500'`.execute(copyStore.db);
+    expect(Number(rows[0].followers)).toBe(5_500 * 37);
   }, 60_000);
 
   it('reject the same videos whose channel is missing', async () => {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { categoryRecord, channelRecord, creatorRecord, liveStreamRecord, videoRecord } from '../inputs/records.js';
 import { keyOf, type Row } from '../store/bulk-tables.js';
-import { copyLine } from '../store/copy-text.js';
+import { copyLine, type EncodedRows } from '../store/copy-text.js';
 import { categoryKind, channelKind, creatorKind, liveStreamKind, videoKind, type RecordKind } from '../store/imports.js';
 
 // The CPU-bound part of an import: NDJSON lines to validated rows. A pure function of its input,
@@ -31,8 +31,7 @@ export interface LineMessage {
 }
 
 /** Rows as COPY text (one string is cheap to pass between threads), with the offset where each row ends. */
-export interface CopyTextRows {
-  copyText: string;
+export interface CopyTextRows extends EncodedRows {
   ends: number[];
 }
 
@@ -63,6 +62,7 @@ export function processLines(kind: ImportKind, text: string, firstLine: number, 
   const encoded: string[] = [];
   const ends: number[] = [];
   let length = 0;
+  let everyRowStamped = true;
   lines.forEach((text, index) => {
     if (text.trim() === '') return;
     const line = firstLine + index;
@@ -79,12 +79,13 @@ export function processLines(kind: ImportKind, text: string, firstLine: number, 
       (batch.rows as Row[]).push(row);
       return;
     }
+    if (row.last_update_at === undefined) everyRowStamped = false;
     const copy = copyLine(row, recordKind.table);
     encoded.push(copy);
     length += copy.length;
     ends.push(length);
   });
-  if (encoding === 'copy') batch.rows = { copyText: encoded.join(''), ends };
+  if (encoding === 'copy') batch.rows = { copyText: encoded.join(''), ends, everyRowStamped };
   return batch;
 }
 

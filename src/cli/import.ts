@@ -119,10 +119,10 @@ async function loadable({ db }: Pick<Store, 'db'>, batch: ProcessedBatch): Promi
   batch.keys.forEach((key, index) => {
     if (!refused.has(index)) lastOfKey.set(key, index);
   });
-  const { copyText, ends } = batch.rows;
-  if (lastOfKey.size === ends.length) return { rows: { copyText }, rejections };
+  const { copyText, ends, everyRowStamped } = batch.rows;
+  if (lastOfKey.size === ends.length) return { rows: { copyText, everyRowStamped }, rejections };
   const kept = [...lastOfKey.values()].map((index) => copyText.slice(index === 0 ? 0 : ends[index - 1], ends[index]));
-  return { rows: { copyText: kept.join('') }, rejections };
+  return { rows: { copyText: kept.join(''), everyRowStamped }, rejections };
 }
 
 /**

@@ -7,6 +7,8 @@ import { arrayLiteral, columnNames, type BulkTable, type Row } from './bulk-tabl
 /** Rows already encoded, at most one per key; `copyText` ends with a newline unless empty. */
 export interface EncodedRows {
   copyText: string;
+  /** Every row gives `last_update_at`: none needs the column default (tables that have it). */
+  everyRowStamped?: boolean;
 }
 
 /** COPY text per stream chunk: a generator pauses when the connection is behind. */
