@@ -85,6 +85,31 @@ describe('searches through the index', () => {
       offset = fromIndex.body.data.offset;
       if (!offset) break;
     }
+    const liveQuery = 'query($filter: LiveStreamFilter) { liveStreams(filter: $filter, first: 50) { totalCount pageInfo { hasNextPage } nodes { id } } }';
+    const sample = (await app.graphql('{ liveStreams(first: 100) { nodes { userId userLogin gameId type language } } }', {}, key)).body.data
+      .liveStreams.nodes as { userId: string; userLogin: string; gameId: string; type: string; language: string }[];
+    expect(sample.length).toBeGreaterThan(10);
+    // Every subset of the five conditions, from streams of the snapshot and from values no stream has.
+    const fields = ['userId', 'userLogin', 'gameId', 'type', 'language'] as const;
+    let nonEmpty = 0;
+    for (const [round, stream] of [sample[3], sample[40], sample[77]].entries()) {
+      for (let subset = 0; subset < 1 << fields.length; subset++) {
+        const filter: Record<string, string> = {};
+        fields.forEach((field, i) => {
+          if (!(subset & (1 << i))) return;
+          if (field === 'type') filter.type = 'LIVE';
+          else if (field === 'userLogin') filter.userLogin = stream.userLogin.toUpperCase();
+          else filter[field] = round === 2 && field === 'gameId' ? 'no-such-game' : stream[field];
+        });
+        const fromIndex = await app.graphql(liveQuery, { filter }, key);
+        app.services.search = null;
+        const fromSql = await app.graphql(liveQuery, { filter }, key).finally(() => (app.services.search = index));
+        expect(fromIndex.body.errors, JSON.stringify(filter)).toBeUndefined();
+        expect(fromIndex.body.data, JSON.stringify(filter)).toEqual(fromSql.body.data);
+        if (fromIndex.body.data.liveStreams.totalCount > 0) nonEmpty++;
+      }
+    }
+    expect(nonEmpty).toBeGreaterThan(40);
     const query = 'query($after: String) { creators(first: 40, after: $after, sortBy: FOLLOWER_COUNT) { totalCount pageInfo { hasNextPage endCursor } nodes { userId } } }';
     let after: string | null = null;
     for (let page = 0; page < 10; page++) {

@@ -1,21 +1,61 @@
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import { liveStreamOrder, type LiveStreamIndexRow } from '../store/live-streams.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
-import { popcount } from './bitset.js';
+import { andInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';
 import { pageSegments, type SegmentPosition } from './paging.js';
 import { Float64Column, RowTable } from './row-table.js';
 import { SortOrder } from './sort-order.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
-// whole every collector pass, so it is rebuilt from the database on every change and a search
-// scans it: no per-column index is worth keeping.
+// whole every collector pass, so it is rebuilt from the database on every change. Each filtered
+// field keeps its streams by value: a slot list, and a bitset too where the value is common. A
+// search ANDs bitsets when every condition is common, else starts from the shortest list and
+// checks the other conditions on those rows only. Scanning every row per search cost a
+// millisecond at 20,000 streams, two thirds of a live page's CPU.
+
+/** The streams of one field value. */
+interface Streams {
+  slots: readonly number[];
+  /** Set when the value holds at least one stream per 32 (a bitset costs no more than its list then). */
+  bits: Uint32Array | null;
+}
+
+const NONE: Streams = { slots: [], bits: null };
+
+function streamsBy(rows: readonly LiveStreamIndexRow[], words: number, valueOf: (row: LiveStreamIndexRow) => string | null): Map<string, Streams> {
+  const lists = new Map<string, number[]>();
+  rows.forEach((row, slot) => {
+    const value = valueOf(row);
+    if (value === null) return;
+    const list = lists.get(value);
+    if (list) list.push(slot);
+    else lists.set(value, [slot]);
+  });
+  const byValue = new Map<string, Streams>();
+  for (const [value, slots] of lists) {
+    let bits: Uint32Array | null = null;
+    if (slots.length >= words) {
+      bits = new Uint32Array(words);
+      for (const slot of slots) bits[slot >>> 5] |= 1 << (slot & 31);
+    }
+    byValue.set(value, { slots, bits });
+  }
+  return byValue;
+}
 
 export class LiveStreamIndex {
   readonly table = new RowTable();
   readonly #rows: LiveStreamIndexRow[] = [];
   readonly #viewers = new Float64Column();
   readonly #order = new SortOrder(this.table, (slot) => this.#viewers.data[slot]);
+  /** Every stream: the answer to no filter at all. */
+  readonly #all: Uint32Array;
+  readonly #byUser: Map<string, Streams>;
+  readonly #byLogin: Map<string, Streams>;
+  readonly #byGame: Map<string, Streams>;
+  readonly #byLanguage: Map<string, Streams>;
+  readonly #live: Streams;
 
   constructor(rows: readonly LiveStreamIndexRow[]) {
     this.#viewers.ensure(rows.length);
@@ -26,22 +66,48 @@ export class LiveStreamIndex {
       this.table.markAlive(slot, true);
     }
     this.#order.rebuild();
+    const words = this.table.words;
+    this.#all = this.table.alive.words.slice(0, words);
+    this.#byUser = streamsBy(this.#rows, words, (row) => row.userId);
+    this.#byLogin = streamsBy(this.#rows, words, (row) => row.userLoginLower);
+    this.#byGame = streamsBy(this.#rows, words, (row) => row.gameId);
+    this.#byLanguage = streamsBy(this.#rows, words, (row) => row.language);
+    this.#live = streamsBy(this.#rows, words, (row) => (row.type === 'live' ? 'live' : null)).get('live') ?? NONE;
+  }
+
+  /** The matching streams as a bitset over slots, with their count. */
+  #matches(filter: LiveStreamFilter): { bits: Uint32Array; count: number } {
+    const login = filter.userLogin ? filter.userLogin.toLowerCase() : null;
+    const language = filter.language ? filter.language.toLowerCase() : null;
+    const conditions: { streams: Streams; matches: (row: LiveStreamIndexRow) => boolean }[] = [];
+    if (filter.userId) conditions.push({ streams: this.#byUser.get(filter.userId) ?? NONE, matches: (row) => row.userId === filter.userId });
+    if (login !== null) conditions.push({ streams: this.#byLogin.get(login) ?? NONE, matches: (row) => row.userLoginLower === login });
+    if (filter.gameId) conditions.push({ streams: this.#byGame.get(filter.gameId) ?? NONE, matches: (row) => row.gameId === filter.gameId });
+    if (filter.type === 'LIVE') conditions.push({ streams: this.#live, matches: (row) => row.type === 'live' });
+    if (language !== null) conditions.push({ streams: this.#byLanguage.get(language) ?? NONE, matches: (row) => row.language === language });
+    if (conditions.length === 0) return { bits: this.#all.slice(), count: this.table.aliveCount };
+    conditions.sort((a, b) => a.streams.slots.length - b.streams.slots.length);
+    const [start, ...others] = conditions;
+    if (start.streams.bits) {
+      // Every condition is common: AND their bitsets.
+      const bits = start.streams.bits.slice();
+      for (const other of others) andInto(bits, other.streams.bits!);
+      return { bits, count: popcount(bits) };
+    }
+    const bits = new Uint32Array(this.table.words);
+    let count = 0;
+    for (const slot of start.streams.slots) {
+      const row = this.#rows[slot];
+      if (others.every((other) => other.matches(row))) {
+        bits[slot >>> 5] |= 1 << (slot & 31);
+        count++;
+      }
+    }
+    return { bits, count };
   }
 
   search(filter: LiveStreamFilter, page: PageArgs): IndexPage {
-    const login = filter.userLogin ? filter.userLogin.toLowerCase() : null;
-    const language = filter.language ? filter.language.toLowerCase() : null;
-    const bits = new Uint32Array(this.table.words);
-    this.#rows.forEach((row, slot) => {
-      const match =
-        (!filter.userId || row.userId === filter.userId) &&
-        (login === null || row.userLoginLower === login) &&
-        (!filter.gameId || row.gameId === filter.gameId) &&
-        (filter.type !== 'LIVE' || row.type === 'live') &&
-        (language === null || row.language === language);
-      if (match) bits[slot >>> 5] |= 1 << (slot & 31);
-    });
-    const count = popcount(bits);
+    const { bits, count } = this.#matches(filter);
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
       const values = decodeCursor(liveStreamOrder, cursor, field);
