@@ -6,7 +6,7 @@ import { attachAccess, RequestAccess } from './access/pipeline.js';
 import { useRequestTelemetry } from './observability/requests.js';
 import { ApiError, isErrorCode, toClientError } from './errors.js';
 import { serveApiDescription } from './rest/docs.js';
-import { errorResponse } from './rest/envelope.js';
+import { errorResponse, Response } from './rest/envelope.js';
 import { handleRest } from './rest/handler.js';
 import { createContext, type Context } from './schema/context.js';
 import { adminSchema, schema } from './schema/index.js';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { openApiJson } from './openapi.js';
+import { Response } from './envelope.js';
 
 // The published API description, with no key and no quota: the OpenAPI document at
 // /api/openapi.json and a reference page at /docs. The page is Swagger UI from the swagger-ui-dist

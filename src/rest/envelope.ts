@@ -1,4 +1,10 @@
+import { Response } from '@whatwg-node/fetch';
 import { ApiError, statusOfCode, type ErrorCode, type FieldError } from '../errors.js';
+
+// Responses are made with the fetch implementation yoga's server adapter runs on: it writes such a
+// response's string body to the socket in one call, where Node's own Response goes through a
+// ReadableStream pumped chunk by chunk (about a tenth of a small REST answer's CPU).
+export { Response };
 
 // The contract's envelopes (§2.1, §7; decisions.md §3, §5).
 

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { RowCache } from '../src/search/row-cache.js';
+
+// The row cache in front of reads by key: what it returns, what it asks the database for, and
+// that it never keeps a row read before an invalidation.
+
+interface Row {
+  id: string;
+  version: number;
+}
+
+function source() {
+  const asked: string[][] = [];
+  let version = 1;
+  return {
+    asked,
+    bump: () => version++,
+    // Rows come back out of order, and a key starting with "gone" has no row.
+    load: async (keys: string[]) => {
+      asked.push(keys);
+      return keys.filter((key) => !key.startsWith('gone')).reverse().map((id) => ({ id, version }));
+    },
+  };
+}
+const idOf = (row: Row) => row.id;
+
+describe('RowCache', () => {
+  it('answers in key order, leaves out keys without a row, and asks only for what it lacks', async () => {
+    const cache = new RowCache<Row>(100);
+    const db = source();
+    expect((await cache.read(['a', 'gone1', 'b'], db.load, idOf)).map(idOf)).toEqual(['a', 'b']);
+    expect((await cache.read(['c', 'b', 'a'], db.load, idOf)).map(idOf)).toEqual(['c', 'b', 'a']);
+    expect(db.asked).toEqual([['a', 'gone1', 'b'], ['c']]);
+    await cache.read(['a', 'b', 'c'], db.load, idOf);
+    expect(db.asked).toHaveLength(2);
+  });
+
+  it('reads a forgotten key again, and does not keep a row read while it was forgotten', async () => {
+    const cache = new RowCache<Row>(100);
+    const db = source();
+    await cache.read(['a', 'b'], db.load, idOf);
+    db.bump();
+    cache.forget(['a']);
+    expect(await cache.read(['a', 'b'], db.load, idOf)).toEqual([{ id: 'a', version: 2 }, { id: 'b', version: 1 }]);
+
+    // A read in flight when its key is forgotten returns what it read but does not store it.
+    let release!: () => void;
+    const slow = async (keys: string[]) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return db.load(keys);
+    };
+    const pending = cache.read(['c'], slow, idOf);
+    await Promise.resolve();
+    cache.forget(['c']);
+    db.bump();
+    release();
+    expect(await pending).toEqual([{ id: 'c', version: 3 }]);
+    db.bump();
+    expect(await cache.read(['c'], db.load, idOf)).toEqual([{ id: 'c', version: 4 }]);
+    cache.clear();
+    expect(await cache.read(['a', 'b'], db.load, idOf)).toEqual([{ id: 'a', version: 4 }, { id: 'b', version: 4 }]);
+  });
+
+  it('keeps at most its capacity, and keeps a row that is read often while others pass through', async () => {
+    const cache = new RowCache<Row>(100);
+    const db = source();
+    for (let i = 0; i < 1_000; i++) {
+      await cache.read([`hot`, `cold${i}`], db.load, idOf);
+    }
+    // "hot" was loaded once; every cold key once.
+    expect(db.asked.flat().filter((key) => key === 'hot')).toHaveLength(1);
+    expect(db.asked.flat()).toHaveLength(1_001);
+    // The last few cold keys are still there; the first ones are not.
+    db.asked.length = 0;
+    await cache.read(['cold999', 'cold990', 'cold960'], db.load, idOf);
+    expect(db.asked).toEqual([]);
+    await cache.read(['cold0', 'cold500'], db.load, idOf);
+    expect(db.asked).toEqual([['cold0', 'cold500']]);
+    // Never more than the capacity: of 1,000 cold keys read once, at most 100 are answered without a load.
+    db.asked.length = 0;
+    for (let i = 0; i < 1_000; i++) await cache.read([`cold${i}`], db.load, idOf);
+    expect(db.asked.length).toBeGreaterThanOrEqual(900);
+  });
+});
