@@ -65,6 +65,11 @@ export class CreatorIndex {
   readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
   #loaded = false;
 
+  constructor() {
+    this.#numeric.follower_count.range.useOrder(this.#followers);
+    this.#numeric.avg_engagement_rate.range.useOrder(this.#engagement);
+  }
+
   /** Adds or replaces a creator. */
   upsert(row: CreatorIndexRow): void {
     const slot = this.table.slotFor(`${row.platform}\u0000${row.userId}`, row.userId, (fresh) => {

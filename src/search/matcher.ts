@@ -61,7 +61,7 @@ export class Matcher {
 
   range(range: RangeIndex, bounds: Bounds): this {
     if (bounds.min === undefined && bounds.max === undefined) return this;
-    range.selectInto(this.bits, this.words, bounds);
+    range.selectInto(this.bits, this.words, bounds, this.#scratch);
     return this;
   }
 

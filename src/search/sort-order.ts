@@ -49,12 +49,18 @@ export class SortOrder {
   readonly #dirty = new Bitset();
   #dirtyList: number[] = [];
   #delta: number[] | null = null;
+  #built = false;
 
   /** @param keyOf the slot's current key */
   constructor(
     private readonly table: RowTable,
     private readonly keyOf: (slot: number) => number,
   ) {}
+
+  /** Whether rebuild() has run: until then the order holds no row. */
+  get built(): boolean {
+    return this.#built;
+  }
 
   /** Sorts every alive slot: the first build. */
   rebuild(): void {
@@ -111,6 +117,35 @@ export class SortOrder {
     const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
     if (forcedStrategy === 'walk' || (forcedStrategy === null && walkCost <= count)) return this.#walk(walk, accept);
     return this.#ranked(bits, walk, start);
+  }
+
+  /**
+   * Sets in `out` the bit of every alive slot whose key is within [from, to] (`to` itself left out
+   * when `toExclusive`). The snapshot holds such rows in one run, read in order: a range index
+   * uses this for the rows of a bucket a bound falls inside, instead of testing each row's value
+   * at a random place in memory.
+   */
+  markKeyRange(out: Uint32Array, from: number, to: number, toExclusive: boolean): void {
+    const keys = this.#permKeys;
+    const perm = this.#perm;
+    // Keys descend: the first index at or below `to` (below it, when exclusive).
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (toExclusive ? keys[mid] >= to : keys[mid] > to) lo = mid + 1;
+      else hi = mid;
+    }
+    const dirty = this.#dirty;
+    for (let i = lo; i < keys.length && keys[i] >= from; i++) {
+      const slot = perm[i];
+      if (!dirty.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
+    }
+    const alive = this.table.alive;
+    for (const slot of this.#dirtyList) {
+      const key = this.keyOf(slot);
+      if (key >= from && (toExclusive ? key < to : key <= to) && alive.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
+    }
   }
 
   /** Where a slot stands in this order, for its cursor and for comparisons. */
@@ -259,6 +294,7 @@ export class SortOrder {
   }
 
   #setSnapshot(perm: Uint32Array, keys: Float64Array): void {
+    this.#built = true;
     this.#perm = perm;
     this.#permKeys = keys;
     if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(Math.max(this.table.size, this.#rankOf.length * 2));

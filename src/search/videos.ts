@@ -119,6 +119,10 @@ export class VideoIndex {
   readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
   #loaded = false;
 
+  constructor() {
+    this.#createAt.useOrder(this.#newest);
+  }
+
   upsertChannel(row: ChannelIndexRow): void {
     this.#recopy(this.#channels.upsert(row));
     // Channel conditions decide which videos match: cached video results are stale too.
