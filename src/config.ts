@@ -82,6 +82,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
-    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 60),
+    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
   };
 }
