@@ -11,7 +11,7 @@ import type { SortOrder } from './sort-order.js';
 // Testing an edge bucket's rows one by one reads their values at random places in a column of
 // megabytes, a cache miss each. So each slot also keeps a byte: which of 256 quantile sub-ranges of
 // its bucket its value is in. Only rows in the bound's own sub-range need their value read; the
-// others are decided by a byte from an array a sixth the size. When an order over the same values
+// others are decided by a byte from an array an eighth the size. When an order over the same values
 // is kept anyway (the sort orders of searches), the rows of an edge bucket are read from it as one
 // run instead, and no bytes are kept.
 //
