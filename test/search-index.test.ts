@@ -15,7 +15,8 @@ import {
 import type { PageArgs } from '../src/store/paging.js';
 import { videosArgs, type VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
-import { VideoIndex } from '../src/search/videos.js';
+import { loadVideoIndex } from '../src/search/service.js';
+import type { VideoIndex } from '../src/search/videos.js';
 import { channelIndexRows, channelIndexRowsById, type ChannelIndexRow } from '../src/store/channels.js';
 import { countVideos, defaultVideoSort, searchVideos, videoIndexRows, videoIndexRowsById, type VideoIndexRow, type VideoSearch } from '../src/store/videos.js';
 import { setSmallSegmentRows } from '../src/search/paging.js';
@@ -228,12 +229,10 @@ describe('the in-memory video index', () => {
   let channelRows: ChannelIndexRow[];
 
   beforeAll(async () => {
-    index = new VideoIndex();
+    // Built as a server builds it: slots in date order, so date windows narrow the words searched.
+    index = await loadVideoIndex(store.db);
     channelRows = await channelIndexRows(store.db, null, 100_000);
     videoRows = await videoIndexRows(store.db, null, 100_000);
-    for (const row of channelRows) index.upsertChannel(row);
-    for (const row of videoRows) index.upsert(row);
-    index.finishLoad();
   });
 
   function randomVideoFilter(rng: SeededRandom): VideoFilter {
@@ -320,6 +319,11 @@ describe('the in-memory video index', () => {
       await sql`UPDATE channels SET country = 'NZ', follower_count = (follower_count * 7 + 11) % 5000000 WHERE channel_id = ANY(${changed})`.execute(store.db);
       const moved = Array.from({ length: 20 }, () => pick(rng, videoRows).videoId);
       await sql`UPDATE videos SET channel_id = ${pick(rng, targets)} WHERE video_id = ANY(${moved}) AND channel_id <> ALL(${emptied})`.execute(store.db);
+      // Videos moved to other dates land outside the slots their new date had: a window must still find them.
+      const redated = Array.from({ length: 20 }, () => pick(rng, videoRows));
+      const dates = redated.map(() => new Date(pick(rng, videoRows).createAt + rng.int(-3, 3) * 86_400_000).toISOString());
+      await sql`UPDATE videos SET create_at = d.at::timestamptz FROM unnest(${redated.map((v) => v.videoId)}::text[], ${dates}::text[]) AS d(id, at)
+        WHERE video_id = d.id`.execute(store.db);
       const gone = (await sql<{ video_id: string }>`DELETE FROM videos WHERE channel_id = ANY(${emptied}) RETURNING video_id`.execute(store.db)).rows.map((r) => r.video_id);
       await sql`DELETE FROM channels WHERE channel_id = ANY(${emptied.slice(0, 2)})`.execute(store.db);
 
@@ -327,7 +331,7 @@ describe('the in-memory video index', () => {
       const currentChannels = await channelIndexRowsById(store.db, touchedChannels);
       const presentChannels = new Set(currentChannels.map((row) => row.channelId));
       for (const row of currentChannels) index.upsertChannel(row);
-      const touchedVideos = [...new Set([...moved, ...gone])];
+      const touchedVideos = [...new Set([...moved, ...gone, ...redated.map((v) => v.videoId)])];
       const currentVideos = await videoIndexRowsById(store.db, touchedVideos);
       const presentVideos = new Set(currentVideos.map((row) => row.videoId));
       for (const row of currentVideos) index.upsert(row);
@@ -343,6 +347,11 @@ describe('the in-memory video index', () => {
       }
       for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}] as VideoFilter[]) {
         await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `${JSON.stringify(filter)} after channel writes ${round}`);
+      }
+      for (const [i, at] of dates.entries()) {
+        const day = at.slice(0, 10);
+        const filter = { createAtStart: day, createAtEnd: day, ...(i % 2 ? { categorys: [redated[i].categoryId] } : {}) } as VideoFilter;
+        await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `the day a video moved to, round ${round}`);
       }
     }
   });

@@ -53,9 +53,12 @@ export class BitsetPool {
   }
 }
 
-export function popcount(words: Uint32Array, length = words.length): number {
+// The word-wise operations take an optional window [from, to) of words: a search narrowed to the
+// slots of a date range (src/search/matcher.ts) leaves every word outside it alone.
+
+export function popcount(words: Uint32Array, to = words.length, from = 0): number {
   let total = 0;
-  for (let i = 0; i < length; i++) {
+  for (let i = from; i < to; i++) {
     let v = words[i];
     v = v - ((v >>> 1) & 0x55555555);
     v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
@@ -64,22 +67,22 @@ export function popcount(words: Uint32Array, length = words.length): number {
   return total;
 }
 
-/** out = out AND other, over `length` words. */
-export function andInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
-  const n = Math.min(length, other.length);
-  for (let i = 0; i < n; i++) out[i] &= other[i];
-  for (let i = n; i < length; i++) out[i] = 0;
+/** out = out AND other, over words [from, to). */
+export function andInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
+  const n = Math.min(to, other.length);
+  for (let i = from; i < n; i++) out[i] &= other[i];
+  for (let i = Math.max(from, n); i < to; i++) out[i] = 0;
 }
 
-/** out = out AND (any of `sources`), in one pass; words with no row left are skipped. */
-export function andAnyInto(out: Uint32Array, sources: readonly Uint32Array[], length = out.length): void {
-  if (sources.length === 1) return andInto(out, sources[0], length);
-  if (sources.length === 2 && sources[0].length >= length && sources[1].length >= length) {
+/** out = out AND (any of `sources`), in one pass over words [from, to); words with no row left are skipped. */
+export function andAnyInto(out: Uint32Array, sources: readonly Uint32Array[], to = out.length, from = 0): void {
+  if (sources.length === 1) return andInto(out, sources[0], to, from);
+  if (sources.length === 2 && sources[0].length >= to && sources[1].length >= to) {
     const [a, b] = sources;
-    for (let i = 0; i < length; i++) out[i] &= a[i] | b[i];
+    for (let i = from; i < to; i++) out[i] &= a[i] | b[i];
     return;
   }
-  for (let i = 0; i < length; i++) {
+  for (let i = from; i < to; i++) {
     const word = out[i];
     if (word === 0) continue;
     let any = 0;
@@ -97,10 +100,10 @@ export function andNotInto(out: Uint32Array, other: Uint32Array, length = out.le
   for (let i = 0; i < n; i++) out[i] &= ~other[i];
 }
 
-/** out = out OR other. */
-export function orInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
-  const n = Math.min(length, other.length);
-  for (let i = 0; i < n; i++) out[i] |= other[i];
+/** out = out OR other, over words [from, to). */
+export function orInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
+  const n = Math.min(to, other.length);
+  for (let i = from; i < n; i++) out[i] |= other[i];
 }
 
 export function copyInto(out: Uint32Array, source: Uint32Array, length = out.length): void {

@@ -8,6 +8,10 @@ import type { ValueIndex } from './value-index.js';
 // Evaluates a filter as bitset operations: start from the rows of one bitmap (the platform, the
 // live rows), AND in each condition, count with one popcount. Conditions are what the SQL WHERE
 // says, one for one, so the rows are the rows SQL would find.
+//
+// A range narrows the window of words the search works on to the words its rows can be in
+// (RangeIndex.wordWindow): every later condition, and the count, touch only those words. Give the
+// narrowest range first.
 
 /** A numeric filter column and how its bounds are compared: whole numbers, or decimals in cents. */
 export interface NumericColumn {
@@ -35,6 +39,9 @@ export function instantBounds(filter: { createAtStart?: string | null; createAtE
 export class Matcher {
   readonly bits: Uint32Array;
   readonly #scratch: Uint32Array;
+  /** The words that may still hold a match: [#from, #to); every word outside is 0. */
+  #from = 0;
+  #to: number;
 
   constructor(
     readonly words: number,
@@ -43,40 +50,51 @@ export class Matcher {
   ) {
     this.bits = pool.take(words);
     this.#scratch = pool.take(words);
+    this.#to = words;
     if (start) copyInto(this.bits, start, words);
   }
 
   /** Rows holding any of `values`. */
   values<V extends string | number | boolean>(index: ValueIndex<V>, values: readonly V[]): this {
-    andAnyInto(this.bits, index.bitmapsOf(values), this.words);
+    andAnyInto(this.bits, index.bitmapsOf(values), this.#to, this.#from);
     return this;
   }
 
   /** Rows of one bitmap (null: no row has that value). */
   bitmap(bitmap: Uint32Array | null): this {
-    if (bitmap) andInto(this.bits, bitmap, this.words);
+    if (bitmap) andInto(this.bits, bitmap, this.#to, this.#from);
     else this.bits.fill(0);
     return this;
   }
 
   range(range: RangeIndex, bounds: Bounds): this {
     if (bounds.min === undefined && bounds.max === undefined) return this;
-    range.selectInto(this.bits, this.words, bounds, this.#scratch);
+    this.#narrow(range.wordWindow(bounds));
+    range.selectInto(this.bits, this.#to, bounds, this.#scratch, this.#from);
     return this;
+  }
+
+  #narrow(window: { from: number; to: number }): void {
+    const from = Math.max(this.#from, window.from);
+    const to = Math.max(from, Math.min(this.#to, window.to));
+    this.bits.fill(0, this.#from, from);
+    this.bits.fill(0, to, this.#to);
+    this.#from = from;
+    this.#to = to;
   }
 
   /** Rows whose text in any of `columns` contains `query` (lower-cased). */
   text(columns: readonly TextIndex[], query: string): this {
     this.#scratch.fill(0);
-    for (const column of columns) orInto(this.#scratch, column.rowsMatching(query, this.words), this.words);
-    andInto(this.bits, this.#scratch, this.words);
+    for (const column of columns) orInto(this.#scratch, column.rowsMatching(query, this.words), this.#to, this.#from);
+    andInto(this.bits, this.#scratch, this.#to, this.#from);
     return this;
   }
 
   /** Keeps only the rows passing `test`, one by one (for a few rows, cheaper than a bitmap). */
   keep(test: (slot: number) => boolean): this {
     const bits = this.bits;
-    for (let i = 0; i < this.words; i++) {
+    for (let i = this.#from; i < this.#to; i++) {
       let word = bits[i];
       while (word !== 0) {
         const lowest = word & -word;
@@ -89,20 +107,20 @@ export class Matcher {
 
   /** How many rows match so far. */
   count(): number {
-    return popcount(this.bits, this.words);
+    return popcount(this.bits, this.#to, this.#from);
   }
 
   /** Rows of a bitmap computed by the caller into the scratch space. */
   computed(fill: (scratch: Uint32Array) => void): this {
     this.#scratch.fill(0);
     fill(this.#scratch);
-    andInto(this.bits, this.#scratch, this.words);
+    andInto(this.bits, this.#scratch, this.#to, this.#from);
     return this;
   }
 
   /** The matching rows and their number; the scratch space goes back to the pool. */
   finish(): { bits: Uint32Array; count: number } {
     this.pool.give(this.#scratch);
-    return { bits: this.bits, count: popcount(this.bits, this.words) };
+    return { bits: this.bits, count: popcount(this.bits, this.#to, this.#from) };
   }
 }

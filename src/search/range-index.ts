@@ -15,6 +15,10 @@ import type { SortOrder } from './sort-order.js';
 // is kept anyway (the sort orders of searches), the rows of an edge bucket are read from it as one
 // run instead, and no bytes are kept.
 //
+// Each bucket also knows the lowest and highest slot holding one of its values. Where slots follow
+// the values (videos are given slots in date order), a range's rows lie in a narrow window of words
+// and a search touches only that window (wordWindow); elsewhere the window is every word.
+//
 // Values are compared exactly as stored: integers (counts, metrics in cents) or epoch milliseconds.
 // NaN is SQL NULL: it is in no bucket and matches no range.
 
@@ -66,6 +70,9 @@ export class RangeIndex {
   #sub = new Float64Array(SUB_BOUNDARIES).fill(Infinity);
   /** Per slot, how many of its bucket's sub-range boundaries are <= its value (without an order). */
   #codes: Uint8Array | null = new Uint8Array(1024);
+  /** Per bucket, the lowest and highest slot filed in it since the last rebalance (a superset). */
+  #spanFrom = new Int32Array([0x7fffffff]);
+  #spanTo = new Int32Array([-1]);
 
   /**
    * @param integer values are whole numbers (then a bucket [a, b) holds a..b-1 and can be known full).
@@ -131,6 +138,7 @@ export class RangeIndex {
     this.values.data[slot] = value;
     const to = this.#bucket(value);
     this.#setCode(slot, to, value);
+    this.#widenSpan(to, slot);
     // below[k] holds the slot exactly for k > its bucket.
     if (to < from) {
       for (let k = to + 1; k <= from; k++) {
@@ -182,45 +190,77 @@ export class RangeIndex {
       }
     }
     this.#below = Array.from({ length: buckets + 1 }, () => new Bitset(size));
+    this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
+    this.#spanTo = new Int32Array(buckets).fill(-1);
     for (let slot = 0; slot < size; slot++) {
       const value = this.values.data[slot];
       const bucket = this.#bucket(value);
       this.#setCode(slot, bucket, value);
+      this.#widenSpan(bucket, slot);
       for (let k = bucket + 1; k <= buckets; k++) this.#below[k].set(slot);
     }
   }
 
-  /**
-   * rows = the slots of `rows` whose value is within `bounds`, in place, `words` long. One pass:
-   * a word is the full buckets' bits, plus the bits of the one or two buckets the bounds fall
-   * inside, tested row by row (or read from the order, into `scratch`, when there is one);
-   * words with no row left are skipped.
-   */
-  selectInto(rows: Uint32Array, words: number, bounds: Bounds, scratch?: Uint32Array): void {
-    const buckets = this.bucketCount;
-    const lowerOf = (bucket: number) => (bucket === 0 ? -Infinity : this.#boundaries[bucket - 1]);
-    const upperOf = (bucket: number) => (bucket === buckets - 1 ? Infinity : this.#boundaries[bucket]);
+  #widenSpan(bucket: number, slot: number): void {
+    if (bucket >= this.bucketCount) return; // NULL
+    if (slot < this.#spanFrom[bucket]) this.#spanFrom[bucket] = slot;
+    if (slot > this.#spanTo[bucket]) this.#spanTo[bucket] = slot;
+  }
 
+  #lowerOf(bucket: number): number {
+    return bucket === 0 ? -Infinity : this.#boundaries[bucket - 1];
+  }
+
+  #upperOf(bucket: number): number {
+    return bucket === this.bucketCount - 1 ? Infinity : this.#boundaries[bucket];
+  }
+
+  /** The buckets a range touches (lo..hi; none when hi < lo) and whether its end buckets lie wholly inside it. */
+  #bucketRange(bounds: Bounds): { lo: number; hi: number; lowFull: boolean; highFull: boolean } {
     let lo = 0;
     let lowFull = true;
     if (bounds.min !== undefined) {
       lo = this.#bucket(bounds.min);
-      lowFull = bounds.min <= lowerOf(lo);
+      lowFull = bounds.min <= this.#lowerOf(lo);
     }
-    let hi = buckets - 1;
+    let hi = this.bucketCount - 1;
     let highFull = true;
     if (bounds.max !== undefined) {
       hi = this.#bucket(bounds.max);
-      if (bounds.maxExclusive && bounds.max === lowerOf(hi)) {
+      if (bounds.maxExclusive && bounds.max === this.#lowerOf(hi)) {
         // Nothing in bucket hi is below max, and everything before it is.
         hi -= 1;
       } else {
         // A bucket [a, b) of whole numbers holds a..b-1: all of them are <= max when max is b-1.
-        highFull = this.integer && !bounds.maxExclusive && bounds.max >= upperOf(hi) - 1;
+        highFull = this.integer && !bounds.maxExclusive && bounds.max >= this.#upperOf(hi) - 1;
       }
     }
+    return { lo, hi, lowFull, highFull };
+  }
+
+  /** Words [from, to) outside which no slot has a value within `bounds` (from = to: no slot has). */
+  wordWindow(bounds: Bounds): { from: number; to: number } {
+    const { lo, hi } = this.#bucketRange(bounds);
+    let first = 0x7fffffff;
+    let last = -1;
+    for (let bucket = lo; bucket <= hi; bucket++) {
+      first = Math.min(first, this.#spanFrom[bucket]);
+      last = Math.max(last, this.#spanTo[bucket]);
+    }
+    return last < first ? { from: 0, to: 0 } : { from: first >>> 5, to: (last >>> 5) + 1 };
+  }
+
+  /**
+   * rows = the slots of `rows` whose value is within `bounds`, in place, over words [from, words). One pass:
+   * a word is the full buckets' bits, plus the bits of the one or two buckets the bounds fall
+   * inside, tested row by row (or read from the order, into `scratch`, when there is one);
+   * words with no row left are skipped.
+   */
+  selectInto(rows: Uint32Array, words: number, bounds: Bounds, scratch?: Uint32Array, from = 0): void {
+    const buckets = this.bucketCount;
+    const { lo, hi, lowFull, highFull } = this.#bucketRange(bounds);
     if (hi < lo) {
-      rows.fill(0, 0, words);
+      rows.fill(0, from, words);
       return;
     }
     const fullFrom = lowFull ? lo : lo + 1;
@@ -244,7 +284,7 @@ export class RangeIndex {
     const max = bounds.max ?? Infinity;
     const exclusive = bounds.maxExclusive === true;
     if (!testLow && !testHigh) {
-      for (let i = 0; i < words; i++) rows[i] &= fullUpper[i] & ~fullLower[i];
+      for (let i = from; i < words; i++) rows[i] &= fullUpper[i] & ~fullLower[i];
       return;
     }
     // Marking an edge run costs about a row a few nanoseconds and a pass over the words; testing
@@ -254,19 +294,19 @@ export class RangeIndex {
     const useOrder =
       this.#order?.built === true &&
       scratch !== undefined &&
-      ((popcount(rows, words) * edges) / buckets) * 64 > edges * this.#bucketRows + words;
+      ((popcount(rows, words, from) * edges) / buckets) * 64 > edges * this.#bucketRows + (words - from);
     if (useOrder) {
       scratch.fill(0, 0, words);
       // The rows of an edge bucket b within the bounds: keys from max(min, b's lower boundary) to
       // the bound when it falls inside b, else to b's upper boundary (excluded: the next bucket's).
       const markEdge = (bucket: number) => {
-        const upper = upperOf(bucket);
+        const upper = this.#upperOf(bucket);
         const bounded = max < upper;
-        this.#order!.markKeyRange(scratch!, Math.max(min, lowerOf(bucket)), bounded ? max : upper, bounded ? exclusive : true);
+        this.#order!.markKeyRange(scratch!, Math.max(min, this.#lowerOf(bucket)), bounded ? max : upper, bounded ? exclusive : true);
       };
       if (testLow) markEdge(lo);
       if (testHigh) markEdge(hi);
-      for (let i = 0; i < words; i++) rows[i] &= (fullUpper[i] & ~fullLower[i]) | scratch[i];
+      for (let i = from; i < words; i++) rows[i] &= (fullUpper[i] & ~fullLower[i]) | scratch[i];
       return;
     }
     const codes = this.#codes;
@@ -283,7 +323,7 @@ export class RangeIndex {
         const value = values[slot];
         return value >= min && (exclusive ? value < max : value <= max);
       };
-      for (let i = 0; i < words; i++) {
+      for (let i = from; i < words; i++) {
         const mask = rows[i];
         if (mask === 0) continue;
         let kept = fullUpper[i] & ~fullLower[i] & mask;
@@ -308,7 +348,7 @@ export class RangeIndex {
     const edgeLower = testLow ? lowLower : highLower;
     const secondUpper = testLow && testHigh ? highUpper : null;
     const secondLower = testLow && testHigh ? highLower : null;
-    for (let i = 0; i < words; i++) {
+    for (let i = from; i < words; i++) {
       const mask = rows[i];
       if (mask === 0) continue;
       let kept = fullUpper[i] & ~fullLower[i] & mask;

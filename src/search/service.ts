@@ -7,7 +7,7 @@ import { creatorIndexRows, creatorIndexRowsByKey, type Creator, type CreatorKey,
 import type { Database } from '../store/database.js';
 import { loadLiveStreamIndexRows, type LiveStream } from '../store/live-streams.js';
 import type { PageArgs } from '../store/paging.js';
-import { videoIndexRows, videoIndexRowsById, type Video, type VideoSearch } from '../store/videos.js';
+import { videoIdsByDate, videoIndexRows, videoIndexRowsById, type Video, type VideoSearch } from '../store/videos.js';
 import { CreatorIndex, type IndexPage } from './creators.js';
 import { LiveStreamIndex } from './live-streams.js';
 import { RowCache } from './row-cache.js';
@@ -19,6 +19,7 @@ import { VideoIndex } from './videos.js';
 // caller runs the SQL path instead: answers are exact either way.
 
 const LOAD_BATCH = 10_000;
+const ID_BATCH = 50_000;
 const APPLY_BATCH = 5_000;
 const PRUNE_EVERY_MS = 60_000;
 
@@ -149,7 +150,7 @@ export class SearchIndex {
       .execute(async (trx) => {
         const position = await feedPosition(trx);
         const creators = await loadCreators(trx);
-        const videos = await loadVideos(trx);
+        const videos = await loadVideoIndex(trx);
         const live = new LiveStreamIndex(await loadLiveStreamIndexRows(trx));
         this.#creators = creators;
         this.#videos = videos;
@@ -216,7 +217,7 @@ export class SearchIndex {
     }
     if (reload.has('videos') || reload.has('channels')) {
       this.#videos = null;
-      this.#videos = await loadVideos(db);
+      this.#videos = await loadVideoIndex(db);
     } else if (this.#videos && (keys.channels.size > 0 || keys.videos.size > 0)) {
       const videos = this.#videos;
       // Channels first: a new video may belong to a new channel.
@@ -246,11 +247,18 @@ async function loadCreators(db: Kysely<Database>): Promise<CreatorIndex> {
   return index;
 }
 
-async function loadVideos(db: Kysely<Database>): Promise<VideoIndex> {
+/** The video index as a server builds it (slots in date order), from one snapshot the caller holds. */
+export async function loadVideoIndex(db: Kysely<Database>): Promise<VideoIndex> {
   const index = new VideoIndex();
   for (let batch = await channelIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
     for (const row of batch) index.upsertChannel(row);
     batch = batch.length < LOAD_BATCH ? [] : await channelIndexRows(db, batch[batch.length - 1].channelId, LOAD_BATCH);
+  }
+  // Slots in date order first (ids only, from the date index), then the rows in id order (a
+  // sequential read of the table) into them.
+  for (let ids = await videoIdsByDate(db, null, ID_BATCH); ids.length > 0; ) {
+    index.reserve(ids);
+    ids = ids.length < ID_BATCH ? [] : await videoIdsByDate(db, ids[ids.length - 1], ID_BATCH);
   }
   for (let batch = await videoIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
     for (const row of batch) index.upsert(row);

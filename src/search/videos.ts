@@ -152,6 +152,15 @@ export class VideoIndex {
     return this.#channels.table.slotOf(channelId) !== -1;
   }
 
+  /**
+   * Gives these videos slots, in this order, before their rows are loaded: slots in date order put
+   * a date window's videos in a narrow run of words (see Matcher), and new videos, the newest,
+   * keep it so by taking the next slots.
+   */
+  reserve(videoIds: readonly string[]): void {
+    for (const id of videoIds) this.table.slotFor(id, id, () => {});
+  }
+
   /** Adds or replaces a video; its channel must have been upserted. */
   upsert(row: VideoIndexRow): void {
     const slot = this.table.slotFor(row.videoId, row.videoId, () => {});
@@ -231,10 +240,11 @@ export class VideoIndex {
     const cached = this.#cache.get(key, this.table.version);
     if (cached) return cached;
     const match = new Matcher(this.table.words, this.#pool, this.table.alive.words);
+    // The date window first: it narrows the words every other condition touches.
+    match.range(this.#createAt, instantBounds(filter));
     if (filter.categorys?.length) match.values(this.#category, filter.categorys);
     if (filter.videoType) match.bitmap(this.#videoType.bitmap(filter.videoType === 'SHORT' ? 2 : 1));
     if (filter.query) match.text([this.#title, this.#description], filter.query.toLowerCase());
-    match.range(this.#createAt, instantBounds(filter));
     if (filter.locations?.length) match.values(this.#channelCountry, filter.locations.map((code) => code.toUpperCase()));
     match.range(this.#channelFollowers, inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
     if (needsOtherChannelConditions(filter)) {

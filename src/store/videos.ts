@@ -171,6 +171,20 @@ export async function videoIndexRows(db: Kysely<Database>, after: string | null,
   return (await query.execute()).map(toVideoIndexRow);
 }
 
+/**
+ * A batch of video ids by date (oldest first), after the video `after`: the search index numbers
+ * its slots in this order (src/search/videos.ts). Read from the date index alone.
+ */
+export async function videoIdsByDate(db: Kysely<Database>, after: string | null, limit: number): Promise<string[]> {
+  let query = db.selectFrom('videos').select('video_id').orderBy('create_at').orderBy('video_id').limit(limit);
+  if (after !== null) {
+    query = query.where(
+      sql<boolean>`(videos.create_at, videos.video_id) > (SELECT previous.create_at, previous.video_id FROM videos AS previous WHERE previous.video_id = ${after})`,
+    );
+  }
+  return (await query.execute()).map((row) => row.video_id);
+}
+
 /** The index rows of the given ids that exist (a change feed batch). */
 export async function videoIndexRowsById(db: Kysely<Database>, ids: readonly string[]): Promise<VideoIndexRow[]> {
   if (ids.length === 0) return [];
