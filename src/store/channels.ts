@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChannelRow, Database } from './database.js';
+import { channelColumns, type ChannelRow, type Database } from './database.js';
+import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, genderFromCode, toCount, toDecimal, type Gender } from './values.js';
 
 export interface Channel {
@@ -23,7 +24,7 @@ export interface Channel {
 
 /** Batch load for the per-request DataLoader: one query for every channel a page needs. */
 export async function loadChannels(db: Kysely<Database>, ids: readonly string[]): Promise<(Channel | null)[]> {
-  const rows = await db.selectFrom('channels').selectAll().where('channel_id', 'in', [...ids]).execute();
+  const rows = await executePrepared(db, db.selectFrom('channels').select(channelColumns).where('channel_id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.channel_id, toChannel(row)]));
   return ids.map((id) => byId.get(id) ?? null);
 }

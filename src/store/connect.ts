@@ -6,6 +6,7 @@ import pg from 'pg';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
 import type { Database } from './database.js';
+import { preparedStatementName } from './prepared.js';
 
 export interface Store {
   /** The primary: every write, and reads that must see them (keys, quota). */
@@ -89,7 +90,11 @@ function postgresPool(connectionString: string, options: StoreOptions, scopes: A
   // the process dies. The pool listens on idle clients only; every client gets one of its own,
   // for the time it is checked out too.
   pool.on('error', reportError);
-  pool.on('connect', (client) => client.on('error', reportError));
+  pool.on('connect', (client) => {
+    client.on('error', reportError);
+    // A transaction pooler hands each transaction another server connection: no named statements.
+    if (!options.transactionPooler) namePreparedStatements(client);
+  });
 
   // The pool Kysely sees: the same pool, with each connection a cancellable scope checks out
   // remembered until it is released.
@@ -115,6 +120,16 @@ function postgresPool(connectionString: string, options: StoreOptions, scopes: A
     end: () => pool.end(),
   };
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: scopedPool as unknown as pg.Pool }), log: options.log }), pool, config };
+}
+
+/** Sends the key lookups of prepared.ts under their names: pg prepares each once per connection. */
+function namePreparedStatements(client: pg.PoolClient): void {
+  const query = client.query;
+  client.query = function (this: pg.PoolClient, ...args: unknown[]) {
+    const [text, values, ...rest] = args;
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedStatementName(text) : undefined;
+    return (query as (...args: unknown[]) => unknown).apply(this, name ? [{ name, text, values }, ...rest] : args);
+  } as typeof client.query;
 }
 
 function openPostgres(connectionString: string, options: StoreOptions): Store {

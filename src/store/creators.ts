@@ -1,8 +1,9 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
-import type { Database, CreatorRow } from './database.js';
+import { creatorColumns, type Database, type CreatorRow } from './database.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
 
 export interface LastPostItem {
@@ -289,7 +290,7 @@ export async function creatorIndexRowsByKey(db: Kysely<Database>, keys: readonly
 /** Creators by id on one platform, in the order given (ids no longer stored are left out). */
 export async function creatorsById(db: Kysely<Database>, platform: string, userIds: readonly string[]): Promise<Creator[]> {
   if (userIds.length === 0) return [];
-  const rows = await db.selectFrom('creators').selectAll().where('platform', '=', platform).where('user_id', 'in', [...userIds]).execute();
+  const rows = await executePrepared(db, db.selectFrom('creators').select(creatorColumns).where('platform', '=', platform).where('user_id', '=', anyOf(userIds)));
   const byId = new Map(rows.map((row) => [row.user_id, toCreator(row)]));
   return userIds.flatMap((id) => byId.get(id) ?? []);
 }

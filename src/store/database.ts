@@ -207,3 +207,38 @@ export type LiveStreamRow = Selectable<LiveStreamsTable>;
 export type NewLiveStream = Insertable<LiveStreamsTable>;
 export type MediaRow = Selectable<MediasTable>;
 export type NewMedia = Insertable<MediasTable>;
+
+/** `Columns` when it names every column of `Table`, else a type no list satisfies, naming the missing ones. */
+type EveryColumn<Table, Columns extends readonly PropertyKey[]> =
+  Exclude<keyof Table, Columns[number]> extends never ? Columns : { missing: Exclude<keyof Table, Columns[number]> };
+
+/**
+ * Every column of a table by name, for the statements that must not say `*`: a prepared one
+ * (src/store/prepared.ts) would change its result when a migration adds a column, and PostgreSQL
+ * refuses to run such a statement again. The compiler checks the list is complete.
+ */
+const columnsOf =
+  <Table>() =>
+  <const Columns extends readonly (keyof Table & string)[]>(columns: Columns & EveryColumn<Table, Columns>): Columns =>
+    columns;
+
+export const creatorColumns = columnsOf<CreatorsTable>()([
+  'platform', 'user_id', 'username', 'full_name', 'avatar', 'country', 'language', 'gender', 'follower_count',
+  'is_verified', 'has_email', 'avg_engagement_rate', 'avg_video_engagement_rate', 'avg_comment_count', 'avg_like_count',
+  'avg_retweet_count', 'avg_view_count', 'avg_engagement_count', 'retweet_ratio', 'reply_ratio', 'post_count',
+  'video_count', 'last_publish_at', 'recent_month_publish_count', 'recent_week_publish_count', 'last_post',
+  'evaluation_min', 'evaluation_max', 'category_ids', 'last_update_at',
+]);
+export const channelColumns = columnsOf<ChannelsTable>()([
+  'channel_id', 'title', 'avatar', 'country', 'language', 'gender', 'follower_count', 'avg_engagement_rate',
+  'avg_play_count', 'avg_like_count', 'avg_comment_count', 'video_count', 'recent_month_publish_count',
+  'evaluation_min', 'evaluation_max', 'last_update_at',
+]);
+export const videoColumns = columnsOf<VideosTable>()([
+  'video_id', 'channel_id', 'title', 'description', 'cover_url', 'create_at', 'duration_seconds', 'video_url',
+  'video_type', 'category_id', 'like_count', 'comment_count', 'play_count', 'engagement_rate', 'last_update_at',
+]);
+export const liveStreamColumns = columnsOf<LiveStreamsTable>()([
+  'id', 'user_id', 'user_login', 'user_name', 'game_id', 'game_name', 'type', 'title', 'viewer_count', 'started_at',
+  'language', 'thumbnail_url', 'tags', 'is_mature', 'last_update_at',
+]);

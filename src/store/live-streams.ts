@@ -1,7 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import type { Database, LiveStreamRow, NewLiveStream } from './database.js';
+import { liveStreamColumns, type Database, type LiveStreamRow, type NewLiveStream } from './database.js';
 import { countMatches, fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { anyOf, executePrepared } from './prepared.js';
 import { inBulk } from './changes.js';
 import { toCount } from './values.js';
 
@@ -162,7 +163,7 @@ export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<Liv
 /** Streams by id, in the order given (ids no longer stored are left out). */
 export async function liveStreamsById(db: Kysely<Database>, ids: readonly string[]): Promise<LiveStream[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('live_streams').selectAll().where('id', 'in', [...ids]).execute();
+  const rows = await executePrepared(db, db.selectFrom('live_streams').select(liveStreamColumns).where('id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.id, toLiveStream(row)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

@@ -1,9 +1,10 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { parseInstant } from '../inputs/common.js';
 import type { VideoFilter, VideoSort } from '../inputs/videos.js';
-import type { Database, VideoRow } from './database.js';
+import { videoColumns, type Database, type VideoRow } from './database.js';
 import { formatDuration } from './durations.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { anyOf, executePrepared } from './prepared.js';
 import { genderToCode, toCount, toDate, toDecimal } from './values.js';
 
 export interface Video {
@@ -194,7 +195,7 @@ export async function videoIndexRowsById(db: Kysely<Database>, ids: readonly str
 /** Videos by id, in the order given (ids no longer stored are left out). */
 export async function videosById(db: Kysely<Database>, ids: readonly string[]): Promise<Video[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('videos').selectAll().where('video_id', 'in', [...ids]).execute();
+  const rows = await executePrepared(db, db.selectFrom('videos').select(videoColumns).where('video_id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.video_id, toVideo(row)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
