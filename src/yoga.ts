@@ -1,8 +1,10 @@
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { runCompiled } from './schema/compiled.js';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { Request } from '@whatwg-node/fetch';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { attachAccess, RequestAccess } from './access/pipeline.js';
+import { readBodyText } from './access/request-body.js';
 import { useRequestTelemetry } from './observability/requests.js';
 import { ApiError, isErrorCode, toClientError } from './errors.js';
 import { serveApiDescription } from './rest/docs.js';
@@ -114,11 +116,46 @@ const useStrictGetParameters: Plugin = {
   },
 };
 
+const badRequest = (message: string, status = 400) => new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status } } });
+
+/**
+ * POST bodies are read with our byte limit (src/access/request-body.ts) whichever parser yoga
+ * chose, in place of yoga's own limit (off: `maxRequestBodySize: false`). JSON, nearly every
+ * request, is parsed here from that text; the rarer types get a request holding the text.
+ */
+function useBoundedBody(maxBytes: number): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (request.method !== 'POST' || !requestParser) return;
+      const chosen = requestParser;
+      setRequestParser(async (request) => {
+        const text = await readBodyText(request, maxBytes);
+        if (text === null) throw badRequest(`request body must not exceed ${maxBytes} bytes`, 413);
+        const type = (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+        if (type !== 'application/json' && type !== 'application/graphql+json') {
+          return chosen(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw badRequest('POST body sent invalid JSON.');
+        }
+        // An array is a batch: yoga's batching limit answers it.
+        if (typeof body !== 'object' || body === null) throw badRequest(`POST body is expected to be object but received ${body === null ? 'null' : typeof body}`);
+        return body as Record<string, unknown>;
+      });
+    },
+  };
+}
+
 export function createServer(services: Services) {
   const yoga = createYoga<{ request: Request }, Context>({
     schema: services.config.adminToken ? adminSchema : schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // useBoundedBody below reads bodies with our limit instead.
+    maxRequestBodySize: false,
     // GraphiQL served from the package itself: the default page loads its assets from a CDN.
     renderGraphiQL,
     context: ({ request }) => {
@@ -168,6 +205,7 @@ export function createServer(services: Services) {
           }
         },
       },
+      useBoundedBody(services.config.maxBodyBytes),
       useAccessPipeline(services),
       useOperationLimits,
       useClosedErrorCodes,

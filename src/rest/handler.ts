@@ -1,5 +1,6 @@
 import { compiledPlan } from '../schema/compiled.js';
 import { attachAccess, RequestAccess } from '../access/pipeline.js';
+import { readBodyText } from '../access/request-body.js';
 import { ApiError, isApiError, toClientError, type ErrorCode, type FieldError } from '../errors.js';
 import { schema } from '../schema/index.js';
 import { createContext } from '../schema/context.js';
@@ -74,10 +75,8 @@ async function readInput(request: Request, route: RestRoute, maxBytes: number): 
   if (contentType.split(';')[0].trim().toLowerCase() !== 'application/json') {
     throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
   }
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > maxBytes) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
-  const text = await request.text();
-  if (Buffer.byteLength(text) > maxBytes) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
+  const text = await readBodyText(request, maxBytes);
+  if (text === null) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
   if (text.trim() === '') return {};
   let body: unknown;
   try {

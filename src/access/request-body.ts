@@ -1,0 +1,35 @@
+// A request body read with a byte limit, for both doors (REST and GraphQL). Read chunk by chunk
+// and refused as soon as it passes the limit: a body sent without a Content-Length (chunked) is
+// never buffered whole. The rest of a refused body is read and dropped in the background rather
+// than cancelled: cancelling destroys the socket, and the client would get a reset instead of the
+// answer. (yoga's own limit piped every body through a stream transform, whose teardown made an
+// AbortError with a stack trace on every request.)
+
+/** The body as UTF-8 text, or null when it is larger than `maxBytes`. */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string | null> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) return null;
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      void drop(reader);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+async function drop(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // The client went away: nothing left to drop.
+  }
+}

@@ -1,0 +1,107 @@
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './support/app.js';
+import { loadCatalog } from './support/catalog.js';
+
+// Request bodies have a byte limit (MAX_BODY_BYTES) on both doors, also when a client sends no
+// Content-Length (chunked): the answer comes once the limit is passed, not after the whole body
+// has been buffered. Over a real HTTP server, as a client would send it.
+
+const MAX = 64 * 1024;
+const HOSTILE_BYTES = 64 * 1024 * 1024;
+
+let app: TestApp;
+let server: Server;
+let port: number;
+let key: string;
+
+beforeAll(async () => {
+  app = await createTestApp({ maxBodyBytes: MAX });
+  await loadCatalog(app.store.db);
+  key = await app.newKey({ plan: 'pro', quota: 1000 });
+  server = createServer(app.yoga);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+}, 60_000);
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await app?.close();
+});
+
+/**
+ * POSTs `body` chunked (no Content-Length), then, if `endless`, keeps sending filler until the
+ * answer arrives or HOSTILE_BYTES were sent. Resolves with the answer and the bytes sent by then.
+ */
+async function postChunked(path: string, body: string, endless: boolean): Promise<{ status: number; text: string; sentBeforeAnswer: number }> {
+  const outgoing = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', authorization: key } });
+  let sent = 0;
+  let sentBeforeAnswer = -1;
+  const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    outgoing.on('response', (response) => {
+      sentBeforeAnswer = sent;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    outgoing.on('error', (error) => (sentBeforeAnswer === -1 ? reject(error) : undefined));
+  });
+  const write = async (chunk: string) => {
+    sent += Buffer.byteLength(chunk);
+    if (!outgoing.write(chunk)) await Promise.race([once(outgoing, 'drain'), answered]);
+  };
+  await write(body);
+  if (endless) {
+    const filler = ' '.repeat(64 * 1024);
+    while (sentBeforeAnswer === -1 && sent < HOSTILE_BYTES && !outgoing.destroyed) await write(filler);
+  }
+  if (!outgoing.destroyed) outgoing.end();
+  const answer = await answered;
+  outgoing.destroy();
+  return { ...answer, sentBeforeAnswer };
+}
+
+describe('request bodies without a Content-Length', () => {
+  it('serves a chunked body within the limit on both doors', async () => {
+    const rest = await postChunked('/api/v1/search/twitter/user', JSON.stringify({ page: 1 }), false);
+    expect(rest.status).toBe(200);
+    expect(JSON.parse(rest.text)).toMatchObject({ success: true });
+    const graphql = await postChunked('/graphql', JSON.stringify({ query: '{ viewer { plan } }' }), false);
+    expect(graphql.status).toBe(200);
+    expect(JSON.parse(graphql.text)).toEqual({ data: { viewer: { plan: 'pro' } } });
+  });
+
+  it('refuses an endless REST body once it passes the limit, naming the field', async () => {
+    const answer = await postChunked('/api/v1/search/twitter/user', '{"page": 1, "x": "', true);
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toMatchObject({ success: false, code: 400 });
+    expect(answer.text).toContain(`must not exceed ${MAX} bytes`);
+    expect(answer.sentBeforeAnswer).toBeLessThan(HOSTILE_BYTES / 8);
+  });
+
+  it('refuses an endless GraphQL body with 413 once it passes the limit', async () => {
+    const answer = await postChunked('/graphql', '{"query": "{ viewer { plan } }", "x": "', true);
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.text).errors[0]).toMatchObject({ message: `request body must not exceed ${MAX} bytes`, extensions: { code: 'BAD_REQUEST' } });
+    expect(answer.sentBeforeAnswer).toBeLessThan(HOSTILE_BYTES / 8);
+  });
+
+  it('hands the rarer body types to the parsers yoga chose, within the same limit', async () => {
+    const post = (body: string) =>
+      app.yoga.fetch('http://test/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql', authorization: key }, body });
+    const small = await post('{ viewer { plan } }');
+    expect(small.status).toBe(200);
+    expect(await small.json()).toEqual({ data: { viewer: { plan: 'pro' } } });
+    expect((await post(`{ viewer { plan } } # ${'x'.repeat(MAX)}`)).status).toBe(413);
+  });
+
+  it('still answers invalid and non-object GraphQL JSON with 400', async () => {
+    const invalid = await postChunked('/graphql', '{"query": ', false);
+    expect(invalid.status).toBe(400);
+    expect(JSON.parse(invalid.text).errors[0].extensions.code).toBe('BAD_REQUEST');
+    const scalar = await postChunked('/graphql', '42', false);
+    expect(scalar.status).toBe(400);
+  });
+});
