@@ -130,7 +130,10 @@ describe.skipIf(!bindir)('a PostgreSQL restart under load', () => {
     }
     // Before and after: only successes or 503s; never a 500, never a hang.
     for (const outcome of traffic.outcomes) expect([200, 503], JSON.stringify(outcome).slice(0, 300)).toContain(outcome.status);
-    expect(traffic.outcomes.filter((o) => o.at < stoppedAt - 200).every((o) => o.status === 200)).toBe(true);
+    // Every search answered before the stop succeeded (one still running when it came may not).
+    const answeredBefore = traffic.outcomes.filter((o) => o.at + o.ms < stoppedAt);
+    expect(answeredBefore.length).toBeGreaterThan(8);
+    expect(answeredBefore.filter((o) => o.status !== 200)).toEqual([]);
     expect(readyAfterMs).toBeLessThan(10_000);
     expect(recoveredAfterMs).toBeLessThan(10_000);
 
