@@ -195,14 +195,6 @@ export function createServer(services: Services) {
             return endResponse(new Response(await services.metrics.registry.metrics(), { headers: { 'content-type': services.metrics.registry.contentType } }));
           }
           if (url.pathname !== '/graphql') return endResponse(errorResponse(new ApiError('NOT_FOUND', 'Not Found')));
-          if (Number(request.headers.get('content-length') ?? 0) > services.config.maxBodyBytes) {
-            return endResponse(
-              Response.json(
-                { errors: [{ message: `request body must not exceed ${services.config.maxBodyBytes} bytes`, extensions: { code: 'BAD_REQUEST' } }] },
-                { status: 413 },
-              ),
-            );
-          }
         },
       },
       useBoundedBody(services.config.maxBodyBytes),
