@@ -6,7 +6,7 @@ import { createLimiter } from './access/limits.js';
 import type { Config } from './config.js';
 import { createLogger, errorReport } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
-import { SearchIndex } from './search/service.js';
+import { createSearch } from './search/thread.js';
 import type { Logger, Services } from './services.js';
 import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
@@ -84,7 +84,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   });
   const work = createInFlightWork();
   // The index loads and follows the change feed where searches read: the replica, if there is one.
-  const search = config.searchIndex ? new SearchIndex({ db: store.readDb, log, pollMs: config.searchPollMs }) : null;
+  const search = config.searchIndex ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread }) : null;
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });

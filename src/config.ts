@@ -25,6 +25,8 @@ export interface Config {
   searchIndex: boolean;
   /** How often the index reads the change feed. */
   searchPollMs: number;
+  /** On PostgreSQL, the index runs in a worker thread of its own (SEARCH_THREAD=off: in the pipeline's thread). */
+  searchThread: boolean;
   /** How long a key's identity is reused: a disabled or rotated key stops working within this. */
   keyCacheMs: number;
   /** Units per quota lease taken by this process (0: one reservation per call). */
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
+    searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),

@@ -1,6 +1,6 @@
 import type { InFlightWork } from './access/in-flight.js';
 import type { AccessService } from './access/pipeline.js';
-import type { SearchIndex } from './search/service.js';
+import type { Search } from './search/service.js';
 import type { Config } from './config.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Store } from './store/connect.js';
@@ -18,7 +18,7 @@ export interface Services {
   /** The work of the requests in flight: it stops when a client leaves or the shutdown grace is over (503). */
   work: InFlightWork;
   /** The in-memory search index; null: every search runs SQL. */
-  search: SearchIndex | null;
+  search: Search | null;
 }
 
 export interface Logger {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SearchIndex } from '../search/service.js';
+import type { Search } from '../search/service.js';
 import type { Store } from '../store/connect.js';
 import type { BreakerState } from '../upstreams/circuit-breaker.js';
 import type { UpstreamName } from '../upstreams/errors.js';
@@ -16,7 +16,7 @@ export interface Metrics {
   charged(endpoint: string, units: number): void;
   upstreamCall(upstream: UpstreamName, outcome: UpstreamOutcome, seconds: number): void;
   /** What to read at scrape time: the pool and the breakers. */
-  watch(sources: { store?: Store; breakers?: Partial<Record<UpstreamName, () => BreakerState>>; search?: SearchIndex }): void;
+  watch(sources: { store?: Store; breakers?: Partial<Record<UpstreamName, () => BreakerState>>; search?: Search }): void;
 }
 
 const BREAKER_VALUES: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };

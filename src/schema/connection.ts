@@ -68,7 +68,7 @@ export async function connection<Node>(
  */
 export async function searchConnection<Node>(
   info: GraphQLResolveInfo,
-  indexed: IndexPage | null,
+  found: Promise<IndexPage | null> | null,
   source: {
     rowsById: (ids: string[]) => Promise<Node[]>;
     idOf: (node: Node) => string;
@@ -78,6 +78,7 @@ export async function searchConnection<Node>(
     sqlCount: () => Promise<number>;
   },
 ): Promise<ConnectionResult<Node>> {
+  const indexed = await found;
   if (!indexed) return connection(info, source.sqlPage, source.sqlCount);
   const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
   const cursorOf = new Map(indexed.ids.map((id, i) => [id, indexed.cursors[i]]));

@@ -92,7 +92,7 @@ builder.queryField('creators', (t) =>
       return searchConnection(info, ctx.services.search?.creators(search, args) ?? null, {
         rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),
         idOf: (creator) => creator.userId,
-        cache: ctx.services.search?.creatorRows(search.platform),
+        cache: ctx.services.search?.rows.creators(search.platform),
         sqlPage: () => searchCreators(ctx.readDb, search, args),
         sqlCount: () => countCreators(ctx.readDb, search),
       });

@@ -55,7 +55,7 @@ builder.queryField('liveStreams', (t) =>
       return searchConnection(info, ctx.services.search?.liveStreams(filter, args) ?? null, {
         rowsById: (ids) => liveStreamsById(ctx.readDb, ids),
         idOf: (stream) => stream.id,
-        cache: ctx.services.search?.liveStreamRows,
+        cache: ctx.services.search?.rows.liveStreams,
         sqlPage: () => searchLiveStreams(ctx.readDb, filter, args),
         sqlCount: () => countLiveStreams(ctx.readDb, filter),
       });

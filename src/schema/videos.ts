@@ -92,7 +92,7 @@ builder.queryField('videos', (t) =>
       return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
         rowsById: (ids) => videosById(ctx.readDb, ids),
         idOf: (video) => video.videoId,
-        cache: ctx.services.search?.videoRows,
+        cache: ctx.services.search?.rows.videos,
         sqlPage: () => searchVideos(ctx.readDb, search, args),
         sqlCount: () => countVideos(ctx.readDb, search),
       });

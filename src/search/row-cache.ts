@@ -75,3 +75,41 @@ export class RowCache<Row> {
     }
   }
 }
+
+/** Which cached rows the change feed says are stale: every row of a table ('all'), or these keys. */
+export interface RowChanges {
+  /** Creator keys as [platform, user id]. */
+  creators: 'all' | [string, string][];
+  videos: 'all' | string[];
+  /** Live streams are reloaded as one snapshot: any change forgets them all. */
+  liveStreams: boolean;
+}
+
+/**
+ * The row caches of one server process (creators per platform, videos, live streams). They live
+ * where rows are read, beside the pipeline, wherever the index runs; the index's feed tells them
+ * what to forget, before it reads any changed row itself.
+ */
+export class SearchRows<Creator, Video, LiveStream> {
+  readonly #creators = new Map<string, RowCache<Creator>>();
+  readonly videos = new RowCache<Video>();
+  readonly liveStreams = new RowCache<LiveStream>();
+
+  creators(platform: string): RowCache<Creator> {
+    let cache = this.#creators.get(platform);
+    if (!cache) this.#creators.set(platform, (cache = new RowCache()));
+    return cache;
+  }
+
+  forget(changes: RowChanges): void {
+    if (changes.creators === 'all') for (const cache of this.#creators.values()) cache.clear();
+    else for (const [platform, key] of changes.creators) this.#creators.get(platform)?.forget([key]);
+    if (changes.videos === 'all') this.videos.clear();
+    else if (changes.videos.length > 0) this.videos.forget(changes.videos);
+    if (changes.liveStreams) this.liveStreams.clear();
+  }
+
+  forgetAll(): void {
+    this.forget({ creators: 'all', videos: 'all', liveStreams: true });
+  }
+}

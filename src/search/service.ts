@@ -10,7 +10,7 @@ import type { PageArgs } from '../store/paging.js';
 import { videoIdsByDate, videoIndexRows, videoIndexRowsById, type Video, type VideoSearch } from '../store/videos.js';
 import { CreatorIndex, type IndexPage } from './creators.js';
 import { LiveStreamIndex } from './live-streams.js';
-import { RowCache } from './row-cache.js';
+import { SearchRows, type RowChanges } from './row-cache.js';
 import { VideoIndex } from './videos.js';
 
 // The search index of one server process: loaded from PostgreSQL at start (in one snapshot), then
@@ -28,6 +28,32 @@ export interface SearchIndexOptions {
   log: Logger;
   /** How often the change feed is read. */
   pollMs?: number;
+  /** Told which cached rows are stale, before the index reads any changed row itself. */
+  onRowsChanged?: (changes: RowChanges) => void;
+}
+
+/** The row caches of a server process (src/search/row-cache.ts). */
+export type ServerRows = SearchRows<Creator, Video, LiveStream>;
+
+/**
+ * What the pipeline sees of the search index, whether it runs in this thread (LocalSearch) or in
+ * a thread of its own (src/search/thread.ts). A search answers null while its table is not
+ * loaded: the caller then runs the SQL path.
+ */
+export interface Search {
+  /** Every table loaded: searches are served from memory. */
+  readonly ready: boolean;
+  /** The rows of found pages, kept fresh by the index's change feed. */
+  readonly rows: ServerRows;
+  creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null>;
+  videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null>;
+  liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null>;
+  stats(): SearchIndexStats;
+  /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
+  start(): Promise<void>;
+  /** Reads the feed now and applies it (tests; normally a timer does this). */
+  refresh(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface SearchIndexStats {
@@ -51,10 +77,6 @@ export class SearchIndex {
   /** Feed reads and loads run one at a time. */
   #queue: Promise<void> = Promise.resolve();
   readonly #pollMs: number;
-  /** The rows of found pages by id (creators per platform), forgotten as the feed reports changes. */
-  readonly #creatorRows = new Map<string, RowCache<Creator>>();
-  readonly videoRows = new RowCache<Video>();
-  readonly liveStreamRows = new RowCache<LiveStream>();
 
   constructor(private readonly options: SearchIndexOptions) {
     this.#pollMs = options.pollMs ?? 500;
@@ -101,19 +123,6 @@ export class SearchIndex {
     return this.#live?.search(filter, page) ?? null;
   }
 
-  creatorRows(platform: string): RowCache<Creator> {
-    let cache = this.#creatorRows.get(platform);
-    if (!cache) this.#creatorRows.set(platform, (cache = new RowCache()));
-    return cache;
-  }
-
-  /** Forgets every cached row (a reload; tests measuring the statements of a cold read). */
-  forgetRows(): void {
-    for (const cache of this.#creatorRows.values()) cache.clear();
-    this.videoRows.clear();
-    this.liveStreamRows.clear();
-  }
-
   stats(): SearchIndexStats {
     return {
       creators: this.#creators?.table.aliveCount ?? null,
@@ -143,7 +152,7 @@ export class SearchIndex {
 
   async #loadAll(): Promise<void> {
     const started = performance.now();
-    this.forgetRows();
+    this.options.onRowsChanged?.({ creators: 'all', videos: 'all', liveStreams: true });
     await this.options.db
       .transaction()
       .setIsolationLevel('repeatable read')
@@ -197,11 +206,11 @@ export class SearchIndex {
       else keys[change.entity].set(`${change.platform ?? ''}\u0000${change.key}`, { platform: change.platform ?? '', key: change.key });
     }
     // Cached rows are forgotten before anything is read: a read that started earlier stores nothing.
-    if (reload.has('creators')) for (const cache of this.#creatorRows.values()) cache.clear();
-    for (const { platform, key } of keys.creators.values()) this.#creatorRows.get(platform)?.forget([key]);
-    if (reload.has('videos')) this.videoRows.clear();
-    else this.videoRows.forget([...keys.videos.values()].map(({ key }) => key));
-    if (reload.has('live_streams') || keys.live_streams.size > 0) this.liveStreamRows.clear();
+    this.options.onRowsChanged?.({
+      creators: reload.has('creators') ? 'all' : [...keys.creators.values()].map(({ platform, key }): [string, string] => [platform, key]),
+      videos: reload.has('videos') ? 'all' : [...keys.videos.values()].map(({ key }) => key),
+      liveStreams: reload.has('live_streams') || keys.live_streams.size > 0,
+    });
     const db = this.options.db;
     if (reload.has('creators')) {
       this.#creators = null;
@@ -233,6 +242,48 @@ export class SearchIndex {
     if (reload.has('live_streams') || keys.live_streams.size > 0) {
       this.#live = new LiveStreamIndex(await loadLiveStreamIndexRows(db));
     }
+  }
+}
+
+/** The index in the pipeline's own thread (the embedded store; SEARCH_THREAD=off). */
+export class LocalSearch implements Search {
+  readonly rows: ServerRows = new SearchRows();
+  readonly #index: SearchIndex;
+
+  constructor(options: Omit<SearchIndexOptions, 'onRowsChanged'>) {
+    this.#index = new SearchIndex({ ...options, onRowsChanged: (changes) => this.rows.forget(changes) });
+  }
+
+  get ready(): boolean {
+    return this.#index.ready;
+  }
+
+  async creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null> {
+    return this.#index.creators(search, page);
+  }
+
+  async videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null> {
+    return this.#index.videos(search, page);
+  }
+
+  async liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null> {
+    return this.#index.liveStreams(filter, page);
+  }
+
+  stats(): SearchIndexStats {
+    return this.#index.stats();
+  }
+
+  start(): Promise<void> {
+    return this.#index.start();
+  }
+
+  refresh(): Promise<void> {
+    return this.#index.refresh();
+  }
+
+  stop(): Promise<void> {
+    return this.#index.stop();
   }
 }
 

@@ -26,8 +26,13 @@ export interface Store {
   ping(timeoutMs: number): Promise<boolean>;
   /** Connections open, idle and requests waiting for one (PostgreSQL only). */
   poolStats(): { total: number; idle: number; waiting: number } | null;
+  /** How another thread opens the database searches read (null: the embedded store, this thread's alone). */
+  readConnection: ReadConnection | null;
   close(): Promise<void>;
 }
+
+/** The options for openStore that reach readDb's database from another thread (plain data: it is posted). */
+export type ReadConnection = Pick<StoreOptions, 'databaseUrl' | 'transactionPooler' | 'statementTimeoutMs' | 'connectTimeoutMs'>;
 
 export interface StoreOptions {
   databaseUrl?: string;
@@ -178,6 +183,12 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
     // Ready when every database the service reads or writes answers.
     ping: async (timeoutMs) => (await ping(primary.db, timeoutMs)) && (!replica || (await ping(replica.db, timeoutMs))),
     poolStats: () => ({ total: primary.pool.totalCount, idle: primary.pool.idleCount, waiting: primary.pool.waitingCount }),
+    readConnection: {
+      databaseUrl: options.readUrl ?? connectionString,
+      transactionPooler: options.transactionPooler,
+      statementTimeoutMs: options.statementTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
+    },
     close: async () => {
       await replica?.db.destroy();
       await primary.db.destroy();
@@ -207,6 +218,7 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
       cancellable: (_signal, work) => work(),
       ping: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false),
       poolStats: () => null,
+      readConnection: null,
       close: async () => {
         await db.destroy();
         releaseLock();

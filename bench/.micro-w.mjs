@@ -1,0 +1,10 @@
+import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+const api = require.resolve('tsx/esm/api');
+console.log(api);
+const target = new URL('../src/search/row-cache.ts', import.meta.url).href;
+const code = `import("tsx/esm/api").then((m) => { m.register(); return import(${JSON.stringify(target)}); }).then((m) => require('node:worker_threads').parentPort.postMessage(Object.keys(m)))`;
+const w = new Worker(code, { eval: true });
+w.on('message', (m) => { console.log('got', m); w.terminate(); });
+w.on('error', (e) => console.log('err', e.message));

@@ -1,0 +1,79 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Logger } from '../services.js';
+import { openStore, type ReadConnection } from '../store/connect.js';
+import { SearchIndex } from './service.js';
+import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';
+
+// The search index in a thread of its own (src/search/thread.ts starts it): its own connections
+// load it and follow the change feed; the pipeline's thread sends searches and gets ids and totals.
+
+const port = parentPort!;
+const settings = workerData as WorkerSettings;
+const post = (message: FromWorker) => port.postMessage(message);
+
+// Logged by the server's logger, in its format.
+const log: Logger = {
+  info: (message, details) => post({ type: 'log', level: 'info', message, details }),
+  warn: (message, details) => post({ type: 'log', level: 'warn', message, details }),
+  error: (message, details) => post({ type: 'log', level: 'error', message, details }),
+};
+
+const connection: ReadConnection = settings.connection;
+const store = await openStore({
+  ...connection,
+  // Loading reads one batch at a time, the feed one read at a time: two connections are plenty.
+  poolSize: 2,
+  onConnectionError: (error) => log.warn('search index: a database connection broke; it reconnects on the next read', { error: error.message }),
+});
+const index = new SearchIndex({
+  db: store.db,
+  log,
+  pollMs: settings.pollMs,
+  onRowsChanged: (changes) => post({ type: 'rows', changes }),
+});
+
+function postState(): void {
+  const stats = index.stats();
+  post({ type: 'state', ready: index.ready, stats: { ...stats, lagMs: null }, readAt: stats.lagMs === null ? null : Date.now() - stats.lagMs });
+}
+const stateTimer = setInterval(postState, Math.max(100, settings.pollMs));
+
+async function stop(): Promise<void> {
+  clearInterval(stateTimer);
+  await index.stop();
+  await store.close();
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'search': {
+      let reply: FromWorker;
+      try {
+        const result =
+          message.table === 'creators'
+            ? index.creators(message.search as never, message.page)
+            : message.table === 'videos'
+              ? index.videos(message.search as never, message.page)
+              : index.liveStreams(message.search as never, message.page);
+        reply = { type: 'reply', id: message.id, result };
+      } catch (error) {
+        reply = { type: 'reply', id: message.id, error: error instanceof Error ? error.message : String(error) };
+      }
+      post(reply);
+      return;
+    }
+    case 'start':
+    case 'refresh':
+    case 'stop': {
+      const work = message.type === 'start' ? index.start() : message.type === 'refresh' ? index.refresh() : stop();
+      work.then(
+        () => {
+          if (message.type !== 'stop') postState();
+          post({ type: 'reply', id: message.id, result: null });
+        },
+        (error: unknown) => post({ type: 'reply', id: message.id, error: error instanceof Error ? error.message : String(error) }),
+      );
+      return;
+    }
+  }
+});
