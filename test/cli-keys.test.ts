@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +91,13 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     const badQuota = await cli('keys', 'create', '--quota', 'lots');
     expect(badQuota.code).toBe(2);
     expect(badQuota.stderr).toContain('--quota');
+    // Flags are checked before any store is opened: an embedded folder is not even created.
+    const untouched = join(tmpdir(), `cds-never-${process.pid}-${Date.now()}`);
+    for (const args of [['keys', 'create', '--quota', 'lots'], ['keys', 'rotate'], ['keys', 'list', '--bogus'], ['usage', '--bogus'], ['keys', 'nope']]) {
+      const refused = await runCli(args, { DATABASE_URL: '', DATA_DIR: untouched });
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(existsSync(untouched), args.join(' ')).toBe(false);
+    }
     const badPlan = await cli('keys', 'create', '--plan', 'gold');
     expect(badPlan.code).toBe(2);
     expect(badPlan.stderr).toContain('gold');

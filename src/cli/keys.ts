@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
+import type { Database } from '../store/database.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { flags, UsageError } from './main.js';
@@ -7,36 +9,49 @@ import { fieldErrorsFromZod, describeFields } from '../errors.js';
 import { parseInstant } from '../inputs/common.js';
 
 // `keys …` and `usage`. A raw key is printed once, alone on stdout (or as JSON with --json).
+// Flags are checked before the store is opened: a typo answers at once, not after the embedded
+// store's seconds of start-up (or its lock).
 export async function keysCommand(config: Config, command: 'keys' | 'usage', args: string[]): Promise<number> {
-  if (command === 'usage') {
-    const { values } = flags(args, { account: { type: 'string' } });
-    return withStore(config, async ({ db }) => {
-      const usage = await accountUsage(db, values.account);
-      if (values.account && usage.length === 0) throw new UsageError(`no account ${values.account}`);
-      process.stdout.write(`${JSON.stringify(usage.length === 1 && values.account ? usage[0] : usage, null, 2)}\n`);
-      return 0;
-    });
-  }
+  const work = command === 'usage' ? usageWork(args) : keysWork(args);
+  return withStore(config, ({ db }) => work(db));
+}
+
+type Work = (db: Kysely<Database>) => Promise<number>;
+
+function usageWork(args: string[]): Work {
+  const { values } = flags(args, { account: { type: 'string' } });
+  return async (db) => {
+    const usage = await accountUsage(db, values.account);
+    if (values.account && usage.length === 0) throw new UsageError(`no account ${values.account}`);
+    process.stdout.write(`${JSON.stringify(usage.length === 1 && values.account ? usage[0] : usage, null, 2)}\n`);
+    return 0;
+  };
+}
+
+function keysWork(args: string[]): Work {
   const [action, ...rest] = args;
-  return withStore(config, async ({ db }) => {
-    switch (action) {
-      case 'create': {
-        const { values } = flags(rest, {
-          plan: { type: 'string' },
-          quota: { type: 'string' },
-          rate: { type: 'string' },
-          expires: { type: 'string' },
-          account: { type: 'string' },
-          json: { type: 'boolean' },
-        });
-        const { json, ...raw } = values;
-        const parsed = newKeyOptions.safeParse({
-          ...raw,
-          quota: raw.quota === undefined ? undefined : Number(raw.quota),
-          rate: raw.rate === undefined ? undefined : Number(raw.rate),
-        });
-        if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
-        const options = parsed.data;
+  switch (action) {
+    case 'create': {
+      const { values } = flags(rest, {
+        plan: { type: 'string' },
+        quota: { type: 'string' },
+        rate: { type: 'string' },
+        expires: { type: 'string' },
+        account: { type: 'string' },
+        json: { type: 'boolean' },
+      });
+      const { json, ...raw } = values;
+      const parsed = newKeyOptions.safeParse({
+        ...raw,
+        quota: raw.quota === undefined ? undefined : Number(raw.quota),
+        rate: raw.rate === undefined ? undefined : Number(raw.rate),
+      });
+      if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
+      const options = parsed.data;
+      if (options.account && (options.plan || options.quota !== undefined || options.rate || options.expires)) {
+        throw new UsageError('--plan, --quota, --rate and --expires set up a new account; omit them with --account');
+      }
+      return async (db) => {
         let accountId = options.account;
         if (!accountId) {
           try {
@@ -50,40 +65,46 @@ export async function keysCommand(config: Config, command: 'keys' | 'usage', arg
             if (error instanceof UnknownPlanError) throw new UsageError(error.message);
             throw error;
           }
-        } else if (options.plan || options.quota !== undefined || options.rate || options.expires) {
-          throw new UsageError('--plan, --quota, --rate and --expires set up a new account; omit them with --account');
         }
         const issued = await issueKey(db, accountId).catch((error) => {
           throw new UsageError(`no account ${accountId}: ${(error as Error).message.includes('foreign key') ? 'unknown id' : 'failed'}`);
         });
         process.stdout.write(json ? `${JSON.stringify({ id: issued.id, account_id: issued.accountId, key: issued.key })}\n` : `${issued.key}\n`);
         return 0;
-      }
-      case 'list': {
-        const { values } = flags(rest, { account: { type: 'string' } });
+      };
+    }
+    case 'list': {
+      const { values } = flags(rest, { account: { type: 'string' } });
+      return async (db) => {
         process.stdout.write(`${JSON.stringify(await listKeys(db, values.account), null, 2)}\n`);
         return 0;
-      }
-      case 'rotate': {
-        const { values, positionals } = flags(rest, { json: { type: 'boolean' } });
-        const issued = await rotateKey(db, keyIdFrom(positionals));
-        if (!issued) throw new UsageError(`no key ${positionals[0]}`);
+      };
+    }
+    case 'rotate': {
+      const { values, positionals } = flags(rest, { json: { type: 'boolean' } });
+      const keyId = keyIdFrom(positionals);
+      return async (db) => {
+        const issued = await rotateKey(db, keyId);
+        if (!issued) throw new UsageError(`no key ${keyId}`);
         process.stdout.write(values.json ? `${JSON.stringify({ id: issued.id, account_id: issued.accountId, key: issued.key })}\n` : `${issued.key}\n`);
         return 0;
-      }
-      case 'disable':
-      case 'enable':
-      case 'delete': {
-        const { positionals } = flags(rest, {});
-        const status = action === 'disable' ? 'disabled' : action === 'enable' ? 'active' : 'deleted';
-        if (!(await setKeyStatus(db, keyIdFrom(positionals), status))) throw new UsageError(`no key ${positionals[0]}`);
-        process.stderr.write(`key ${positionals[0]} ${status}\n`);
-        return 0;
-      }
-      default:
-        throw new UsageError('keys create|list|disable|enable|rotate|delete');
+      };
     }
-  });
+    case 'disable':
+    case 'enable':
+    case 'delete': {
+      const { positionals } = flags(rest, {});
+      const keyId = keyIdFrom(positionals);
+      const status = action === 'disable' ? 'disabled' : action === 'enable' ? 'active' : 'deleted';
+      return async (db) => {
+        if (!(await setKeyStatus(db, keyId, status))) throw new UsageError(`no key ${keyId}`);
+        process.stderr.write(`key ${keyId} ${status}\n`);
+        return 0;
+      };
+    }
+    default:
+      throw new UsageError('keys create|list|disable|enable|rotate|delete');
+  }
 }
 
 function keyIdFrom(positionals: string[]): string {
