@@ -161,6 +161,16 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       expect(app.store.queries.filter((statement) => !background.test(statement))).toEqual([]);
     });
 
+    it('reads no video or channel row again for a video page read before, unchanged', async () => {
+      const body = { locations: ['US'], page_size: 30 };
+      const first = await app.rest('/api/v1/search/youtube/video', { body, key });
+      expect(first.body.data.items.length).toBeGreaterThan(0);
+      app.store.queries.length = 0;
+      const again = await app.rest('/api/v1/search/youtube/video', { body, key });
+      expect(again.body).toEqual(first.body);
+      expect(app.store.queries.filter((statement) => !background.test(statement))).toEqual([]);
+    });
+
     it('reads a creator page with one statement and a video page with two, whatever the filter', async () => {
       for (const body of [{}, { query: 'a', page_size: 50 }, { locations: ['US', 'GB'], follower_count_min: 1000, verified: 1 }]) {
         const statements = await statementsOf('/api/v1/search/twitter/user', body);
@@ -211,6 +221,16 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
         .execute();
       await within(5_000, async () => (await search(body)).body.data.items[0].full_name === 'Renamed While Cached');
       expect(top.full_name).not.toBe('Renamed While Cached');
+    });
+
+    it("serves a cached channel's new values on the videos once the change feed reports the change", async () => {
+      const videos = (body: unknown) => app.rest('/api/v1/search/youtube/video', { body, key });
+      const body = { page_size: 5 };
+      const [top] = (await videos(body)).body.data.items as { channel_id: string; channel_title: string }[];
+      await videos(body); // its channel now served from the row cache
+      await app.store.db.updateTable('channels').set({ title: 'Channel Renamed While Cached' }).where('channel_id', '=', top.channel_id).execute();
+      await within(5_000, async () => (await videos(body)).body.data.items[0].channel_title === 'Channel Renamed While Cached');
+      expect(top.channel_title).not.toBe('Channel Renamed While Cached');
     });
 
     it('reloads the live-stream snapshot after the collector replaces it', async () => {

@@ -81,6 +81,7 @@ export interface RowChanges {
   /** Creator keys as [platform, user id]. */
   creators: 'all' | [string, string][];
   videos: 'all' | string[];
+  channels: 'all' | string[];
   /** Live streams are reloaded as one snapshot: any change forgets them all. */
   liveStreams: boolean;
 }
@@ -90,9 +91,11 @@ export interface RowChanges {
  * where rows are read, beside the pipeline, wherever the index runs; the index's feed tells them
  * what to forget, before it reads any changed row itself.
  */
-export class SearchRows<Creator, Video, LiveStream> {
+export class SearchRows<Creator, Video, Channel, LiveStream> {
   readonly #creators = new Map<string, RowCache<Creator>>();
   readonly videos = new RowCache<Video>();
+  /** The channels of video pages: a page's videos may be cached, their channels were read every time. */
+  readonly channels = new RowCache<Channel>();
   readonly liveStreams = new RowCache<LiveStream>();
 
   creators(platform: string): RowCache<Creator> {
@@ -106,10 +109,12 @@ export class SearchRows<Creator, Video, LiveStream> {
     else for (const [platform, key] of changes.creators) this.#creators.get(platform)?.forget([key]);
     if (changes.videos === 'all') this.videos.clear();
     else if (changes.videos.length > 0) this.videos.forget(changes.videos);
+    if (changes.channels === 'all') this.channels.clear();
+    else if (changes.channels.length > 0) this.channels.forget(changes.channels);
     if (changes.liveStreams) this.liveStreams.clear();
   }
 
   forgetAll(): void {
-    this.forget({ creators: 'all', videos: 'all', liveStreams: true });
+    this.forget({ creators: 'all', videos: 'all', channels: 'all', liveStreams: true });
   }
 }

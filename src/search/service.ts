@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import type { Logger } from '../services.js';
 import { CHANGE_RETENTION_MS, feedPosition, pruneChanges, readChanges, type CatalogChange, type CatalogEntity, type FeedPosition } from '../store/changes.js';
-import { channelIndexRows, channelIndexRowsById } from '../store/channels.js';
+import { channelIndexRows, channelIndexRowsById, type Channel } from '../store/channels.js';
 import { creatorIndexRows, creatorIndexRowsByKey, type Creator, type CreatorKey, type CreatorSearch } from '../store/creators.js';
 import type { Database } from '../store/database.js';
 import { loadLiveStreamIndexRows, type LiveStream } from '../store/live-streams.js';
@@ -33,7 +33,7 @@ export interface SearchIndexOptions {
 }
 
 /** The row caches of a server process (src/search/row-cache.ts). */
-export type ServerRows = SearchRows<Creator, Video, LiveStream>;
+export type ServerRows = SearchRows<Creator, Video, Channel, LiveStream>;
 
 /**
  * What the pipeline sees of the search index, whether it runs in this thread (LocalSearch) or in
@@ -152,7 +152,7 @@ export class SearchIndex {
 
   async #loadAll(): Promise<void> {
     const started = performance.now();
-    this.options.onRowsChanged?.({ creators: 'all', videos: 'all', liveStreams: true });
+    this.options.onRowsChanged?.({ creators: 'all', videos: 'all', channels: 'all', liveStreams: true });
     await this.options.db
       .transaction()
       .setIsolationLevel('repeatable read')
@@ -209,6 +209,7 @@ export class SearchIndex {
     this.options.onRowsChanged?.({
       creators: reload.has('creators') ? 'all' : [...keys.creators.values()].map(({ platform, key }): [string, string] => [platform, key]),
       videos: reload.has('videos') ? 'all' : [...keys.videos.values()].map(({ key }) => key),
+      channels: reload.has('channels') ? 'all' : [...keys.channels.values()].map(({ key }) => key),
       liveStreams: reload.has('live_streams') || keys.live_streams.size > 0,
     });
     const db = this.options.db;
