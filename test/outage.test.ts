@@ -120,6 +120,9 @@ describe.skipIf(!bindir)('a PostgreSQL restart under load', () => {
 
     // The process survived every broken connection.
     expect(server.exited()).toBe(false);
+    // So did the search index's own thread: it reconnected, it was not replaced.
+    expect(server.output()).toContain('search index loaded');
+    expect(server.output()).not.toContain('search thread');
     // During the outage: 503 envelopes with Retry-After, each answered fast.
     expect(duringOutage.length).toBeGreaterThan(20);
     for (const outcome of duringOutage) {

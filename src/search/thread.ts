@@ -36,6 +36,7 @@ export type FromWorker =
   | { type: 'state'; ready: boolean; stats: SearchIndexStats; readAt: number | null }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; details?: Record<string, unknown> };
 
+const NOTHING_LOADED: SearchIndexStats = { creators: null, videos: null, channels: null, liveStreams: null, lagMs: null };
 const RESTART_FIRST_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const STOP_WAIT_MS = 5_000;
@@ -68,7 +69,7 @@ export class SearchThread implements Search {
   #nextId = 0;
   readonly #pending = new Map<number, Pending>();
   #ready = false;
-  #stats: SearchIndexStats = { creators: null, videos: null, channels: null, liveStreams: null, lagMs: null };
+  #stats: SearchIndexStats = NOTHING_LOADED;
   #readAt: number | null = null;
   #stopped = false;
   #restartMs = RESTART_FIRST_MS;
@@ -184,7 +185,7 @@ export class SearchThread implements Search {
     if (this.#worker !== worker) return;
     this.#worker = null;
     this.#ready = false;
-    this.#stats = { creators: null, videos: null, channels: null, liveStreams: null, lagMs: null };
+    this.#stats = NOTHING_LOADED;
     this.#readAt = null;
     // Nothing follows the feed now: cached rows could go stale.
     this.rows.forgetAll();
