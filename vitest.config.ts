@@ -10,7 +10,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', '*.tmp.test.ts'],
     // The bin runs dist/: rebuild it (incrementally) before any test can spawn it.
-    globalSetup: ['test/support/build-dist.ts'],
+    globalSetup: ['test/support/build-dist.ts', 'test/support/pglite-template.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: test files share them with PostgreSQL and the servers they start.

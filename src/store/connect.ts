@@ -41,6 +41,8 @@ export interface StoreOptions {
   /** The URLs lead to a transaction-mode pooler (PgBouncer): no session options are sent. */
   transactionPooler?: boolean;
   dataDir?: string;
+  /** A new in-memory embedded database starts as this dump (PGlite's dumpDataDir), not from initdb. */
+  startFrom?: Blob;
   statementTimeoutMs?: number;
   /** How long a request may wait for a connection (also: connecting to a server that is down). */
   connectTimeoutMs?: number;
@@ -208,7 +210,7 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
   if (!inMemory) mkdirSync(directory, { recursive: true });
   const releaseLock = inMemory ? () => {} : lockDirectory(directory);
   try {
-    const pglite = await PGlite.create(directory, { extensions: { pg_trgm } });
+    const pglite = await PGlite.create(directory, { extensions: { pg_trgm }, loadDataDir: inMemory ? options.startFrom : undefined });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log });
     return {
       db,

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 
@@ -11,7 +13,7 @@ export interface TestStore extends Store {
 }
 
 // With TEST_DATABASE_URL: a fresh `test_*` database on that server, dropped afterwards.
-// Without it: an in-memory PGlite. Either way, migrated and empty.
+// Without it: an in-memory PGlite, started from the run's migrated template. Either way, migrated and empty.
 export async function createTestStore(): Promise<TestStore> {
   const queries: string[] = [];
   const log = (event: { level: string; query: { sql: string } }) => {
@@ -19,7 +21,7 @@ export async function createTestStore(): Promise<TestStore> {
   };
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
-    const store = await openStore({ dataDir: 'memory://', log });
+    const store = await openStore({ dataDir: 'memory://', log, startFrom: migratedTemplate() });
     await migrateToLatest(store.db);
     return { ...store, databaseUrl: undefined, queries };
   }
@@ -38,6 +40,14 @@ export async function createTestStore(): Promise<TestStore> {
       await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+let template: Blob | undefined;
+/** The migrated database test/support/pglite-template.ts dumped before the run. */
+function migratedTemplate(): Blob | undefined {
+  const file = inject('pgliteTemplate');
+  if (file) template ??= new Blob([readFileSync(file)]);
+  return template;
 }
 
 async function adminQuery(serverUrl: string, statement: string): Promise<void> {
