@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { chromiumPath, hasChromium, launchOfflineBrowser, type OfflineBrowser } from '../support/chromium.js';
+import { browserTests, chromiumPath, hasChromium, launchOfflineBrowser, type OfflineBrowser } from '../support/chromium.js';
 import { startDemoServer, type DemoServer } from '../support/demo-server.js';
 
 // The /docs page in a real browser on a closed network: Swagger UI from the service alone lists
@@ -16,7 +16,7 @@ describe('/docs in headless Chromium', { timeout: 180_000 }, () => {
   let browser: OfflineBrowser | undefined;
 
   beforeAll(async () => {
-    if (!hasChromium) return;
+    if (!browserTests) return;
     server = await startDemoServer();
     browser = await launchOfflineBrowser(server.url);
   }, 120_000);
@@ -29,7 +29,7 @@ describe('/docs in headless Chromium', { timeout: 180_000 }, () => {
     }
   });
 
-  it.skipIf(!hasChromium)('renders every operation from /api/openapi.json and runs a creator search with the raw key', async () => {
+  it.skipIf(!browserTests)('renders every operation from /api/openapi.json and runs a creator search with the raw key', async () => {
     const { url, key } = server!;
     const page = browser!.context.pages()[0] ?? (await browser!.context.newPage());
     const saveScreenshot = async () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { chromiumPath, hasChromium, launchOfflineBrowser, type OfflineBrowser } from '../support/chromium.js';
+import { browserTests, chromiumPath, hasChromium, launchOfflineBrowser, type OfflineBrowser } from '../support/chromium.js';
 import { startDemoServer, type DemoServer } from '../support/demo-server.js';
 
 if (!hasChromium) console.warn(`GraphiQL browser test skipped: no Chromium at ${chromiumPath} (apt-get install chromium)`);
@@ -39,7 +39,7 @@ describe('GraphiQL at /graphql in headless Chromium', { timeout: 180_000 }, () =
   let browser: OfflineBrowser | undefined;
 
   beforeAll(async () => {
-    if (!hasChromium) return;
+    if (!browserTests) return;
     server = await startDemoServer();
     // Tall enough that Monaco renders the whole result (it draws only the visible lines).
     browser = await launchOfflineBrowser(server.url, { width: 1400, height: 1000 });
@@ -53,7 +53,7 @@ describe('GraphiQL at /graphql in headless Chromium', { timeout: 180_000 }, () =
     }
   });
 
-  it.skipIf(!hasChromium)(
+  it.skipIf(!browserTests)(
     'loads from the server alone, documents creators, and runs a creators query that agrees with REST',
     async () => {
       const { url, key } = server!;

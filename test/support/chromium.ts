@@ -6,6 +6,11 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 // Debian's Chromium, installed by .ci/run: playwright-core never downloads a browser of its own.
 export const chromiumPath = '/usr/bin/chromium';
 export const hasChromium = existsSync(chromiumPath);
+/**
+ * The browser tests drive the page, not the store: they run once, in the embedded pass (the store
+ * `npm start` serves), and are skipped when TEST_DATABASE_URL is set, where they would repeat it.
+ */
+export const browserTests = hasChromium && !process.env.TEST_DATABASE_URL;
 
 // As root, on a closed network: no sandbox, no GPU, nothing the browser would fetch for itself.
 const chromiumArgs = [
