@@ -59,8 +59,8 @@ export class CreatorIndex {
   readonly #lastPublishAt = new RangeIndex(false);
   readonly #username = new TextIndex();
   readonly #fullName = new TextIndex();
-  readonly #followers = new SortOrder(this.table, (slot) => this.#numeric.follower_count.range.values.data[slot]);
-  readonly #engagement = new SortOrder(this.table, (slot) => this.#numeric.avg_engagement_rate.range.values.data[slot]);
+  readonly #followers = new SortOrder(this.table, (slot) => this.#numeric.follower_count.range.values.get(slot));
+  readonly #engagement = new SortOrder(this.table, (slot) => this.#numeric.avg_engagement_rate.range.values.get(slot));
   readonly #pool = new BitsetPool();
   readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
   #loaded = false;

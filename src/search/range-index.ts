@@ -1,5 +1,5 @@
 import { Bitset, popcount } from './bitset.js';
-import { Float64Column } from './row-table.js';
+import { NumberColumn } from './row-table.js';
 import type { SortOrder } from './sort-order.js';
 
 // A numeric column with bucket bitmaps for range filters (follower bounds, metric bounds, dates).
@@ -58,7 +58,7 @@ function upperIndex(values: Float64Array, value: number): number {
 }
 
 export class RangeIndex {
-  readonly values = new Float64Column();
+  readonly values: NumberColumn;
   #boundaries = new Float64Array(0);
   /** below[k], k = 0..bucketCount: slots whose bucket is < k; below[bucketCount] = every non-null slot. */
   #below: Bitset[] = [new Bitset(), new Bitset()];
@@ -82,7 +82,9 @@ export class RangeIndex {
   constructor(
     private readonly integer: boolean,
     private readonly targetBuckets = DEFAULT_BUCKETS,
-  ) {}
+  ) {
+    this.values = new NumberColumn(!integer);
+  }
 
   /** Reads edge buckets from `order`, a sort order keyed by exactly these values. */
   useOrder(order: SortOrder): void {
@@ -131,11 +133,10 @@ export class RangeIndex {
   }
 
   set(slot: number, value: number): void {
-    this.values.ensure(slot + 1);
     // A slot's bucket is its value's (the boundaries only change in rebalance, which re-files
     // every slot): found again by binary search rather than kept, a byte per slot and column.
-    const from = this.#bucket(this.values.data[slot]);
-    this.values.data[slot] = value;
+    const from = this.#bucket(this.values.get(slot));
+    this.values.set(slot, value);
     const to = this.#bucket(value);
     this.#setCode(slot, to, value);
     this.#widenSpan(to, slot);
@@ -155,8 +156,7 @@ export class RangeIndex {
    * after the first load, and when updates have skewed the buckets.
    */
   rebalance(size: number): void {
-    this.values.ensure(size);
-    const present = this.values.data.subarray(0, size).filter((value) => !Number.isNaN(value));
+    const present = this.values.present(size);
     present.sort();
     const boundaries: number[] = [];
     const push = (value: number) => {
@@ -193,7 +193,7 @@ export class RangeIndex {
     this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
     this.#spanTo = new Int32Array(buckets).fill(-1);
     for (let slot = 0; slot < size; slot++) {
-      const value = this.values.data[slot];
+      const value = this.values.get(slot);
       const bucket = this.#bucket(value);
       this.#setCode(slot, bucket, value);
       this.#widenSpan(bucket, slot);
@@ -279,6 +279,7 @@ export class RangeIndex {
     const lowLower = bitmap(testLow ? lo : 0);
     const highUpper = bitmap(testHigh ? hi + 1 : 0);
     const highLower = bitmap(testHigh ? hi : 0);
+    // Edge rows come from bucket bitmaps, which hold no NULL slot: the stored values compare as they are.
     const values = this.values.data;
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;

@@ -9,7 +9,7 @@ import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './m
 import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
 import { RangeIndex } from './range-index.js';
 import { ResultCache } from './result-cache.js';
-import { Float64Column, Int32Column, RowTable } from './row-table.js';
+import { Int32Column, NumberColumn, RowTable } from './row-table.js';
 import { SortOrder } from './sort-order.js';
 import { TextIndex } from './text-index.js';
 import { ValueIndex } from './value-index.js';
@@ -76,7 +76,7 @@ class ChannelTable {
 
   /** The follower count of a live channel, NaN (matches no bound) for none or a deleted one. */
   followersOf(slot: number): number {
-    return slot !== -1 && this.table.alive.has(slot) ? this.numeric.follower_count.range.values.data[slot] : NaN;
+    return slot !== -1 && this.table.alive.has(slot) ? this.numeric.follower_count.range.values.get(slot) : NaN;
   }
 
   countryAt(slot: number): string | null {
@@ -107,14 +107,14 @@ export class VideoIndex {
   // Every video search has a date window over millions of rows: 128 buckets (+24 MB at 2M videos)
   // leave a quarter of the rows to test at its edges, each a cache miss on the dates.
   readonly #createAt = new RangeIndex(false, 128);
-  readonly #plays = new Float64Column();
+  readonly #plays = new NumberColumn();
   /** The channel's country and follower count, per video (kept in step by #copyChannel). */
   readonly #channelCountry = new ValueIndex<string>();
   readonly #channelFollowers = new RangeIndex(true);
   readonly #title = new TextIndex();
   readonly #description = new TextIndex();
-  readonly #newest = new SortOrder(this.table, (slot) => this.#createAt.values.data[slot]);
-  readonly #mostPlayed = new SortOrder(this.table, (slot) => this.#plays.data[slot]);
+  readonly #newest = new SortOrder(this.table, (slot) => this.#createAt.values.get(slot));
+  readonly #mostPlayed = new SortOrder(this.table, (slot) => this.#plays.get(slot));
   readonly #pool = new BitsetPool();
   readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
   #loaded = false;
@@ -165,14 +165,13 @@ export class VideoIndex {
   upsert(row: VideoIndexRow): void {
     const slot = this.table.slotFor(row.videoId, row.videoId, () => {});
     for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.ensure(slot + 1);
-    this.#plays.ensure(slot + 1);
     this.table.markAlive(slot, true);
     this.#setChannel(slot, this.#channels.table.slotOf(row.channelId));
     this.#copyChannel(slot);
     this.#category.set(slot, row.categoryId);
     this.#videoType.set(slot, row.videoType);
     this.#createAt.set(slot, row.createAt);
-    this.#plays.data[slot] = row.playCount;
+    this.#plays.set(slot, row.playCount);
     this.#title.set(slot, row.title);
     this.#description.set(slot, row.description);
     this.#touched(slot);

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { bitsOf } from '../src/search/bitset.js';
+import { RangeIndex, type Bounds } from '../src/search/range-index.js';
+import { NumberColumn } from '../src/search/row-table.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+
+// Numeric columns hold whole numbers that fit an Int32 in 4 bytes and widen to doubles at the
+// first value that does not: values, NULLs and range answers must not change across the widening.
+
+describe('the numeric columns', () => {
+  it('keeps every value, NULL and the Int32 edges exactly, and widens at the first value that does not fit', () => {
+    for (const outsider of [2 ** 31, -(2 ** 31), 1.5, 1e15]) {
+      const column = new NumberColumn();
+      column.set(0, 2 ** 31 - 1);
+      column.set(1, -(2 ** 31) + 1);
+      column.set(2, NaN);
+      column.set(5000, 7);
+      expect(column.narrow).toBe(true);
+      expect([0, 1, 2, 3, 5000, 4999].map((slot) => column.get(slot))).toEqual([2 ** 31 - 1, -(2 ** 31) + 1, NaN, NaN, 7, NaN]);
+      column.set(3, outsider);
+      expect(column.narrow, String(outsider)).toBe(false);
+      expect([0, 1, 2, 3, 5000, 4999].map((slot) => column.get(slot))).toEqual([2 ** 31 - 1, -(2 ** 31) + 1, NaN, outsider, 7, NaN]);
+      expect([...column.present(4)]).toEqual([2 ** 31 - 1, -(2 ** 31) + 1, outsider]);
+    }
+  });
+
+  it('answers range filters exactly before and after a column widens', () => {
+    const rng = seededRandom('number-column');
+    const slots = 5_000;
+    const words = Math.ceil(slots / 32);
+    const index = new RangeIndex(true);
+    const valueOf: number[] = new Array(slots).fill(NaN);
+    const put = (slot: number, value: number) => {
+      index.set(slot, value);
+      valueOf[slot] = value;
+    };
+    for (let slot = 0; slot < slots; slot++) put(slot, rng.chance(0.05) ? NaN : rng.int(0, 1_000_000));
+    index.rebalance(slots);
+    const check = (label: string, scale: number) => {
+      for (let n = 0; n < 40; n++) {
+        const bounds: Bounds = {};
+        if (rng.chance(0.7)) bounds.min = rng.int(0, 1_000_000) * scale;
+        if (rng.chance(0.7)) bounds.max = rng.int(0, 1_000_000) * scale;
+        const rows = new Uint32Array(words).fill(0xffffffff);
+        index.selectInto(rows, words, bounds);
+        const expected = valueOf.flatMap((value, slot) => (value >= (bounds.min ?? -Infinity) && value <= (bounds.max ?? Infinity) ? [slot] : []));
+        expect(bitsOf(rows).filter((slot) => slot < slots), `${label} ${JSON.stringify(bounds)}`).toEqual(expected);
+      }
+    };
+    check('narrow', 1);
+    expect(index.values.narrow).toBe(true);
+    // Cents of a metric past 21 million: no longer an Int32. Then more rows move, across the widening.
+    for (let n = 0; n < 500; n++) put(rng.int(0, slots - 1), rng.int(0, 1_000_000) * 10_000);
+    expect(index.values.narrow).toBe(false);
+    check('widened, before a rebalance', 10_000);
+    index.rebalance(slots);
+    check('widened, rebalanced', 10_000);
+    check('widened, small bounds', 1);
+  });
+});
