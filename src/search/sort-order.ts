@@ -43,7 +43,8 @@ export interface Walk {
 
 export class SortOrder {
   #perm: Uint32Array = new Uint32Array(0);
-  #permKeys: Float64Array = new Float64Array(0);
+  /** Each snapshot row's key: 4 bytes a row when every key is a whole number that fits an Int32. */
+  #permKeys: Float64Array | Int32Array = new Float64Array(0);
   /** Each snapshot slot's index in #perm (NO_RANK for slots outside the snapshot). */
   #rankOf = new Uint32Array(0);
   readonly #dirty = new Bitset();
@@ -296,7 +297,7 @@ export class SortOrder {
   #setSnapshot(perm: Uint32Array, keys: Float64Array): void {
     this.#built = true;
     this.#perm = perm;
-    this.#permKeys = keys;
+    this.#permKeys = keys.every((key) => Number.isInteger(key) && key >= -0x80000000 && key <= 0x7fffffff) ? Int32Array.from(keys) : keys;
     if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(Math.max(this.table.size, this.#rankOf.length * 2));
     this.#rankOf.fill(NO_RANK);
     for (let rank = 0; rank < perm.length; rank++) this.#rankOf[perm[rank]] = rank;

@@ -20,6 +20,12 @@ const SCAN_WHEN_ROWS_OVER = 4;
 /** The groups are rebuilt once this share of the slots changed since they were built. */
 const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
 
+/**
+ * Query results kept as row bitsets (a relevance search asks for four per query): each is a bit
+ * per row, 250 KB at 2M videos, over four text indexes.
+ */
+const ROW_RESULTS_KEPT = 16;
+
 interface Posting {
   data: Uint32Array;
   length: number;
@@ -146,7 +152,7 @@ export class TextIndex {
     if (how === 'equals') entries = entries.filter((entry) => this.#texts.equals(entry, query));
     this.#slotsOf(bits, entries);
     this.#rows.delete(key);
-    if (this.#rows.size >= 32) {
+    if (this.#rows.size >= ROW_RESULTS_KEPT) {
       const oldest = this.#rows.keys().next().value as string;
       this.#spare = this.#rows.get(oldest)!.bits;
       this.#rows.delete(oldest);
