@@ -61,6 +61,22 @@ describe('RowCache', () => {
     expect(await cache.read(['a', 'b'], db.load, idOf)).toEqual([{ id: 'a', version: 4 }, { id: 'b', version: 4 }]);
   });
 
+  it('keeps rows offered by a read made elsewhere, unless something was forgotten since that read began', async () => {
+    const cache = new RowCache<Row>(100);
+    const db = source();
+    const before = cache.generation;
+    cache.offer([{ id: 'x', version: 1 }], idOf, before);
+    expect(await cache.read(['x'], db.load, idOf)).toEqual([{ id: 'x', version: 1 }]);
+    expect(db.asked).toEqual([]);
+
+    const stale = cache.generation;
+    cache.forget(['y']);
+    cache.offer([{ id: 'y', version: 1 }], idOf, stale);
+    db.bump();
+    expect(await cache.read(['y'], db.load, idOf)).toEqual([{ id: 'y', version: 2 }]);
+    expect(db.asked).toEqual([['y']]);
+  });
+
   it('keeps at most its capacity, and keeps a row that is read often while others pass through', async () => {
     const cache = new RowCache<Row>(100);
     const db = source();

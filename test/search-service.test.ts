@@ -171,7 +171,7 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       expect(app.store.queries.filter((statement) => !background.test(statement))).toEqual([]);
     });
 
-    it('reads a creator page with one statement and a video page with two, whatever the filter', async () => {
+    it('reads a creator page and a video page (with its channels) with one statement each, whatever the filter', async () => {
       for (const body of [{}, { query: 'a', page_size: 50 }, { locations: ['US', 'GB'], follower_count_min: 1000, verified: 1 }]) {
         const statements = await statementsOf('/api/v1/search/twitter/user', body);
         expect(statements, `${JSON.stringify(body)}: ${statements.join(' | ')}`).toHaveLength(1);
@@ -179,10 +179,31 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       }
       for (const body of [{}, { query: 'review' }, { locations: ['US'], follower_count_min: 1000, page_size: 100 }]) {
         const statements = await statementsOf('/api/v1/search/youtube/video', body);
-        // The videos by key, then their channels in one batch.
-        expect(statements, `${JSON.stringify(body)}: ${statements.join(' | ')}`).toHaveLength(2);
-        expect(statements.join('\n')).not.toMatch(/count\(/i);
+        // The videos by key, joined with their channels.
+        expect(statements, `${JSON.stringify(body)}: ${statements.join(' | ')}`).toHaveLength(1);
+        expect(statements[0]).toMatch(/join "channels"/i);
+        expect(statements[0]).not.toMatch(/count\(/i);
       }
+    });
+
+    it('keeps the channels read with a video page: cached videos whose channels are cached read nothing', async () => {
+      const body = { locations: ['US', 'GB'], page_size: 40 };
+      const page = (pageNumber: number) => app.rest('/api/v1/search/youtube/video', { body: { ...body, page: pageNumber }, key });
+      await page(1);
+      index.rows.forgetAll();
+      const cold = await page(3);
+      expect(cold.body.data.items.length).toBeGreaterThan(0);
+      app.store.queries.length = 0;
+      const warm = await page(3);
+      expect(warm.body).toEqual(cold.body);
+      expect(app.store.queries.filter((statement) => !background.test(statement))).toEqual([]);
+      // Channels forgotten, videos still cached: the channels alone, in one batch.
+      index.rows.forget({ creators: [], videos: [], channels: 'all', liveStreams: false });
+      app.store.queries.length = 0;
+      expect((await page(3)).body).toEqual(cold.body);
+      const statements = app.store.queries.filter((statement) => !background.test(statement));
+      expect(statements, statements.join(' | ')).toHaveLength(1);
+      expect(statements[0]).toMatch(/from "channels"/i);
     });
   });
 

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { RequestAccess } from '../access/pipeline.js';
 import { loadChannels, type Channel } from '../store/channels.js';
 import type { Database } from '../store/database.js';
+import { videosWithChannelsById, type Video } from '../store/videos.js';
 import type { Services } from '../services.js';
 
 export interface Context {
@@ -13,6 +14,8 @@ export interface Context {
   services: Services;
   access: RequestAccess;
   loaders: { channel: DataLoader<string, Channel | null> };
+  /** The videos of a page found by the index, their channels read with them. */
+  videosById: (ids: string[]) => Promise<Video[]>;
 }
 
 // Loaders live for one request: a page of videos asks for its channels in one batched query,
@@ -27,7 +30,18 @@ export function createContext(services: Services, access: RequestAccess): Contex
     const byId = new Map(found.map((channel) => [channel.channelId, channel]));
     return ids.map((id) => byId.get(id) ?? null);
   };
-  return { db, readDb, services, access, loaders: { channel: new DataLoader(channels) } };
+  const channel = new DataLoader(channels);
+  // The channels come in the videos' statement: the page's channel fields then need none of their
+  // own, and later pages find them in the row cache.
+  const videosById = async (ids: string[]): Promise<Video[]> => {
+    const cache = search?.ready ? search.rows.channels : null;
+    const since = cache?.generation ?? 0;
+    const found = await videosWithChannelsById(readDb, ids);
+    for (const row of found.channels) channel.prime(row.channelId, row);
+    cache?.offer(found.channels, channelIdOf, since);
+    return found.videos;
+  };
+  return { db, readDb, services, access, loaders: { channel }, videosById };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

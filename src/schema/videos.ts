@@ -1,7 +1,7 @@
 import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
 import type { Channel } from '../store/channels.js';
 import { checkCursors } from '../store/paging.js';
-import { countVideos, defaultVideoSort, videoOrder, searchVideos, videosById, type Video, type VideoSearch } from '../store/videos.js';
+import { countVideos, defaultVideoSort, videoOrder, searchVideos, type Video, type VideoSearch } from '../store/videos.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';
@@ -90,7 +90,7 @@ builder.queryField('videos', (t) =>
       checkCursors(videoOrder(search), args);
       await ctx.access.reserve('search.videos', info.path.key as string);
       return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
-        rowsById: (ids) => videosById(ctx.readDb, ids),
+        rowsById: ctx.videosById,
         idOf: (video) => video.videoId,
         cache: ctx.services.search?.rows.videos,
         sqlPage: () => searchVideos(ctx.readDb, search, args),

@@ -53,6 +53,17 @@ export class RowCache<Row> {
     return rows.filter((row): row is Row => row !== undefined);
   }
 
+  /** A mark for `offer`: taken before reading rows outside `read`. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Keeps rows read since `generation` was taken, unless something was forgotten meanwhile. */
+  offer(rows: readonly Row[], keyOf: (row: Row) => string, generation: number): void {
+    if (generation !== this.#generation) return;
+    for (const row of rows) this.#keep(keyOf(row), row);
+  }
+
   forget(keys: Iterable<string>): void {
     this.#generation++;
     for (const key of keys) {
