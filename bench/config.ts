@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeFields, fieldErrorsFromZod } from '../src/errors.js';
+import { describeFields, fieldErrorsFromZod } from '../src/domain/errors.js';
 
 // Every BENCH_* setting, read and checked in one place; a bad value stops the run naming it.
 

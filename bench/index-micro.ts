@@ -8,7 +8,7 @@ import type { CreatorFilter } from '../src/inputs/creators.js';
 import type { VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
 import { VideoIndex } from '../src/search/videos.js';
-import { parseDuration } from '../src/store/durations.js';
+import { parseDuration } from '../src/domain/durations.js';
 import type { CreatorIndexRow, CreatorSearch } from '../src/store/creators.js';
 import type { VideoSearch } from '../src/store/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';

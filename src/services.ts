@@ -2,6 +2,7 @@ import type { InFlightWork } from './access/in-flight.js';
 import type { AccessService } from './access/pipeline.js';
 import type { Search } from './search/service.js';
 import type { Config } from './config.js';
+import type { Logger } from './observability/log.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Store } from './store/connect.js';
 import type { InstagramClient } from './upstreams/instagram/client.js';
@@ -19,12 +20,4 @@ export interface Services {
   work: InFlightWork;
   /** The in-memory search index; null: every search runs SQL. */
   search: Search | null;
-}
-
-export interface Logger {
-  info(message: string, details?: Record<string, unknown>): void;
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-  /** Writes what is buffered (before the process exits). */
-  flush?(): void;
 }

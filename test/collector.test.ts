@@ -3,7 +3,7 @@ import { collectCommand } from '../src/cli/collect.js';
 import { simulateCommand } from '../src/cli/simulate.js';
 import { collectTwitchPass, runTwitchCollector, twitchClientFromConfig, type PassResult } from '../src/collector/twitch.js';
 import { loadConfig } from '../src/config.js';
-import type { Logger } from '../src/services.js';
+import type { Logger } from '../src/observability/log.js';
 import { countLiveStreams, searchLiveStreams } from '../src/store/live-streams.js';
 import type { TwitchClient } from '../src/upstreams/twitch/client.js';
 import { generateHelixStreams, startTwitchSimulator, type HelixStream, type TwitchSimulator } from '../src/upstreams/twitch/simulator.js';

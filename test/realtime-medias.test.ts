@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import type { Logger } from '../src/services.js';
+import type { Logger } from '../src/observability/log.js';
 import { createAccount, issueKey } from '../src/store/accounts.js';
 import { createInstagramClient, type InstagramClient } from '../src/upstreams/instagram/client.js';
 import {

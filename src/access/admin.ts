@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { endpoints, type EndpointId } from './endpoints.js';
 
 // The one request pipeline, for REST and GraphQL alike (decisions.md §4):

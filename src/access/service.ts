@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { findActiveKey, hashKey, quotaRemaining, reserveQuota, type KeyOwner } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
 import type { EndpointId } from './endpoints.js';

@@ -5,7 +5,7 @@ import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { flags, UsageError } from './main.js';
 import { withStore } from './store.js';
-import { fieldErrorsFromZod, describeFields } from '../errors.js';
+import { fieldErrorsFromZod, describeFields } from '../domain/errors.js';
 import { parseInstant } from '../inputs/common.js';
 
 // `keys …` and `usage`. A raw key is printed once, alone on stdout (or as JSON with --json).

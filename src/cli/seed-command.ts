@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { describeFields, fieldErrorsFromZod } from '../errors.js';
+import { describeFields, fieldErrorsFromZod } from '../domain/errors.js';
 import { flags, UsageError } from './main.js';
 import { seedDemo, seedScale } from './seed.js';
 import { withStore } from './store.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import type { Logger } from '../services.js';
+import type { Logger } from '../observability/log.js';
 import type { Database } from '../store/database.js';
 import { replaceSnapshot } from '../store/live-streams.js';
 import { createTwitchClient, type TwitchClient } from '../upstreams/twitch/client.js';

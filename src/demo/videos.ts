@@ -1,5 +1,5 @@
 import type { ChannelRecord, VideoRecord } from '../inputs/records.js';
-import { formatDuration } from '../store/durations.js';
+import { formatDuration } from '../domain/durations.js';
 import { DAY_MS, DEMO_REFERENCE_DATE, demoRandom, isoBefore, round2, roundCount, roundOften } from './random.js';
 import {
   brandNouns,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../store/durations.js';
+import { parseDuration } from '../domain/durations.js';
 import { INT32_MAX, METRIC_LIMIT, isInstant } from './common.js';
 
 // One NDJSON line of each import kind (decisions.md §7): the response item's field names in

@@ -1,6 +1,14 @@
 import pino from 'pino';
-import type { ErrorReport } from '../errors.js';
-import type { Logger } from '../services.js';
+import type { ErrorReport } from '../domain/errors.js';
+
+/** What every layer logs through: pino in the server (below), a plain console in tests and tools. */
+export interface Logger {
+  info(message: string, details?: Record<string, unknown>): void;
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+  /** Writes what is buffered (before the process exits). */
+  flush?(): void;
+}
 
 /**
  * Structured JSON logs, one line per event (pino): `time`, `level`, `message` and the details.

@@ -1,7 +1,8 @@
 import { compiledPlan } from '../schema/compiled.js';
 import { attachAccess, RequestAccess } from '../access/pipeline.js';
 import { readBodyText } from '../access/request-body.js';
-import { ApiError, isApiError, toClientError, type ErrorCode, type FieldError } from '../errors.js';
+import { ApiError, isApiError, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { toClientError } from '../schema/errors.js';
 import { schema } from '../schema/index.js';
 import { createContext } from '../schema/context.js';
 import { errorReport } from '../observability/log.js';

@@ -14,7 +14,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { endpoints, type EndpointId } from '../access/endpoints.js';
-import { statusOfCode, type ErrorCode } from '../errors.js';
+import { statusOfCode, type ErrorCode } from '../domain/errors.js';
 import { schema } from '../schema/index.js';
 import { restInputSchema, toSnake } from './codecs.js';
 import { describe, nullable, objectSchema, type JsonSchema, type ObjectSchema } from './json-schema.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';

@@ -1,7 +1,8 @@
 import SchemaBuilder from '@pothos/core';
 import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError, Kind } from 'graphql';
-import { ApiError, fieldErrorsFromZod, toGraphQLError } from '../errors.js';
+import { ApiError, fieldErrorsFromZod } from '../domain/errors.js';
+import { toGraphQLError } from './errors.js';
 import type { Context } from './context.js';
 
 export const builder = new SchemaBuilder<{

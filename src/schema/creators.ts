@@ -1,5 +1,5 @@
 import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creators.js';
-import { ApiError, type FieldError } from '../errors.js';
+import { ApiError, type FieldError } from '../domain/errors.js';
 import { expandCategoryIds } from '../store/categories.js';
 import { checkCursors } from '../store/paging.js';
 import { countCreators, creatorOrder, creatorsById, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { realtimeMediasArgs } from '../inputs/medias.js';
 import { writeThroughMedias } from '../store/medias.js';
 import type { Services } from '../services.js';

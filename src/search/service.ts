@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import type { Logger } from '../services.js';
+import type { Logger } from '../observability/log.js';
 import { CHANGE_RETENTION_MS, feedPosition, pruneChanges, readChanges, type CatalogChange, type CatalogEntity, type FeedPosition } from '../store/changes.js';
 import { channelIndexRows, channelIndexRowsById, type Channel } from '../store/channels.js';
 import { creatorIndexRows, creatorIndexRowsByKey, type Creator, type CreatorKey, type CreatorSearch } from '../store/creators.js';

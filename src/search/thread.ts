@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import type { Logger } from '../services.js';
+import type { Logger } from '../observability/log.js';
 import type { ReadConnection, Store } from '../store/connect.js';
 import type { CreatorSearch } from '../store/creators.js';
 import type { PageArgs } from '../store/paging.js';

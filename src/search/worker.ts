@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Logger } from '../services.js';
+import type { Logger } from '../observability/log.js';
 import { openStore, type ReadConnection } from '../store/connect.js';
 import { SearchIndex } from './service.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';

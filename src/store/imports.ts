@@ -9,7 +9,7 @@ import type {
 } from '../inputs/records.js';
 import { categoriesTable, channelsTable, creatorsTable, liveStreamsTable, videosTable, type BulkTable, type Row } from './bulk-tables.js';
 import type { CategoriesTable, Database, LastPost, NewChannel, NewCreator, NewLiveStream, NewVideo } from './database.js';
-import { parseDuration } from './durations.js';
+import { parseDuration } from '../domain/durations.js';
 import { canonicalInstant } from '../inputs/common.js';
 
 // Validated import records (src/inputs/records.ts) as table rows, written (upserts.ts, the import)

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { toCount } from './values.js';
 
 // Keyset pages for every connection (PostGraphile's shape):

@@ -3,7 +3,7 @@ import { parseInstant } from '../inputs/common.js';
 import type { VideoFilter, VideoSort } from '../inputs/videos.js';
 import { toChannel, type Channel } from './channels.js';
 import { channelColumns, videoColumns, type ChannelRow, type Database, type VideoRow } from './database.js';
-import { formatDuration } from './durations.js';
+import { formatDuration } from '../domain/durations.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { genderToCode, toCount, toDate, toDecimal } from './values.js';

@@ -1,71 +1,9 @@
 import { GraphQLError } from 'graphql';
-import type { z } from 'zod';
-import { isCancelledOnRequest, isDatabaseUnavailable } from './store/errors.js';
+import { ApiError, describeFields, internalError, isApiError, serviceUnavailable, type ErrorCode, type ErrorReport, type FieldError } from '../domain/errors.js';
+import { isCancelledOnRequest, isDatabaseUnavailable } from '../store/errors.js';
 
-// The one error type of the service. REST renders it as the contract's envelope, GraphQL as
-// `extensions`; anything that is not an ApiError is masked as 500 / INTERNAL.
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'QUOTA_EXHAUSTED'
-  | 'RATE_LIMITED'
-  | 'NOT_FOUND'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL';
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
-
-const statusOf: Record<ErrorCode, number> = {
-  BAD_REQUEST: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  QUOTA_EXHAUSTED: 403,
-  RATE_LIMITED: 429,
-  NOT_FOUND: 404,
-  UPSTREAM_UNAVAILABLE: 500,
-  SERVICE_UNAVAILABLE: 503,
-  INTERNAL: 500,
-};
-
-export const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && Object.hasOwn(statusOf, value);
-
-export class ApiError extends Error {
-  readonly status: number;
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly fields: FieldError[] = [],
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.status = statusOf[code];
-  }
-
-  static badRequest(fields: FieldError[]): ApiError {
-    return new ApiError('BAD_REQUEST', 'Bad Request', fields);
-  }
-}
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
-}
-
-export function fieldErrorsFromZod(error: z.ZodError, prefix: readonly (string | number)[] = []): FieldError[] {
-  return error.issues.flatMap((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: [...prefix, ...issue.path, key].join('.'), message: 'unknown field' }));
-    }
-    const field = [...prefix, ...issue.path].join('.');
-    return [{ field, message: issue.message }];
-  });
-}
-
-export const statusOfCode = (code: ErrorCode): number => statusOf[code];
+// The GraphQL rendering of the service's errors (src/domain/errors.ts): `extensions.code`, field
+// details, and the HTTP status for the codes GraphQL over HTTP answers with one.
 
 export interface ApiErrorExtensions {
   code: ErrorCode;
@@ -111,11 +49,6 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
   return toGraphQLError(internalError(), path);
 }
 
-/** Where toClientError reports what a person may need to look at. */
-export interface ErrorReport {
-  unexpected(cause: unknown): void;
-  unavailable(cause: unknown): void;
-}
 
 /**
  * A request error GraphQL itself raised about the client's input. Errors raised while resolving a
@@ -141,16 +74,3 @@ function withCode(error: GraphQLError, code: ErrorCode): GraphQLError {
   });
 }
 
-export function describeFields(fields: FieldError[]): string {
-  return fields.map((f) => `${f.field} ${f.message}`).join('; ');
-}
-
-export const internalError = () => new ApiError('INTERNAL', 'Internal Server Error');
-
-/** Seconds a client should wait before retrying while the database is unreachable. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
-
-export const serviceUnavailable = () =>
-  new ApiError('SERVICE_UNAVAILABLE', 'Service Unavailable: retry shortly', [], {
-    'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
-  });
