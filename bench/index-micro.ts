@@ -9,7 +9,8 @@ import type { VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
 import { VideoIndex } from '../src/search/videos.js';
 import { parseDuration } from '../src/domain/durations.js';
-import type { CreatorIndexRow, CreatorSearch } from '../src/store/creators.js';
+import type { CreatorSearch } from '../src/store/creators.js';
+import type { CreatorIndexRow } from '../src/domain/index-rows.js';
 import type { VideoSearch } from '../src/store/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 

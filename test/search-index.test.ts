@@ -3,22 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../src/cli/seed.js';
 import { creatorsArgs, type CreatorFilter } from '../src/inputs/creators.js';
 import { expandCategoryIds } from '../src/store/categories.js';
-import {
-  countCreators,
-  creatorIndexRows,
-  creatorIndexRowsByKey,
-  defaultCreatorSort,
-  searchCreators,
-  type CreatorIndexRow,
-  type CreatorSearch,
-} from '../src/store/creators.js';
+import { countCreators, creatorIndexRows, creatorIndexRowsByKey, defaultCreatorSort, searchCreators, type CreatorSearch } from '../src/store/creators.js';
+import { type CreatorIndexRow } from '../src/domain/index-rows.js';
 import type { PageArgs } from '../src/store/paging.js';
 import { videosArgs, type VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
 import { loadVideoIndex } from '../src/search/service.js';
 import type { VideoIndex } from '../src/search/videos.js';
-import { channelIndexRows, channelIndexRowsById, type ChannelIndexRow } from '../src/store/channels.js';
-import { countVideos, defaultVideoSort, searchVideos, videoIndexRows, videoIndexRowsById, type VideoIndexRow, type VideoSearch } from '../src/store/videos.js';
+import { channelIndexRows, channelIndexRowsById } from '../src/store/channels.js';
+import { type ChannelIndexRow } from '../src/domain/index-rows.js';
+import { countVideos, defaultVideoSort, searchVideos, videoIndexRows, videoIndexRowsById, type VideoSearch } from '../src/store/videos.js';
+import { type VideoIndexRow } from '../src/domain/index-rows.js';
 import { setSmallSegmentRows } from '../src/search/paging.js';
 import { forceSelectStrategy } from '../src/search/sort-order.js';
 import { seededRandom, type SeededRandom } from '../src/upstreams/seeded-random.js';

@@ -1,9 +1,11 @@
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
 import type { RequestAccess } from '../access/pipeline.js';
-import { loadChannels, type Channel } from '../store/channels.js';
+import { loadChannels } from '../store/channels.js';
+import { type Channel } from '../domain/records.js';
 import type { Database } from '../store/database.js';
-import { videosWithChannelsById, type Video } from '../store/videos.js';
+import { videosWithChannelsById } from '../store/videos.js';
+import { type Video } from '../domain/records.js';
 import type { Services } from '../services.js';
 
 export interface Context {

@@ -2,7 +2,8 @@ import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creator
 import { ApiError, type FieldError } from '../domain/errors.js';
 import { expandCategoryIds } from '../store/categories.js';
 import { checkCursors } from '../store/paging.js';
-import { countCreators, creatorOrder, creatorsById, defaultCreatorSort, searchCreators, type Creator, type CreatorSearch, type LastPostItem } from '../store/creators.js';
+import { countCreators, creatorOrder, creatorsById, defaultCreatorSort, searchCreators, type CreatorSearch } from '../store/creators.js';
+import { type Creator, type LastPostItem } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import { Gender } from './gender.js';

@@ -1,5 +1,6 @@
 import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
-import { liveStreamOrder, countLiveStreams, liveStreamsById, searchLiveStreams, type LiveStream } from '../store/live-streams.js';
+import { liveStreamOrder, countLiveStreams, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
+import { type LiveStream } from '../domain/records.js';
 import { builder } from './builder.js';
 import { checkCursors } from '../store/paging.js';
 import { connectionType, searchConnection } from './connection.js';

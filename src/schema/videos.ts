@@ -1,7 +1,8 @@
 import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
-import type { Channel } from '../store/channels.js';
+import type { Channel } from '../domain/records.js';
 import { checkCursors } from '../store/paging.js';
-import { countVideos, defaultVideoSort, videoOrder, searchVideos, type Video, type VideoSearch } from '../store/videos.js';
+import { countVideos, defaultVideoSort, videoOrder, searchVideos, type VideoSearch } from '../store/videos.js';
+import { type Video } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';

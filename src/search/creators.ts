@@ -1,6 +1,7 @@
-import { creatorNumericBounds, creatorOrder, type CreatorIndexRow, type CreatorKey, type CreatorSearch } from '../store/creators.js';
+import { creatorNumericBounds, creatorOrder, type CreatorSearch } from '../store/creators.js';
+import { type CreatorIndexRow, type CreatorKey } from '../domain/index-rows.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
-import { genderToCode } from '../store/values.js';
+import { genderToCode } from '../domain/values.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import { centsOfDecimal, decimalOfCents } from './decimal.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';

@@ -1,5 +1,6 @@
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import { liveStreamOrder, type LiveStreamIndexRow } from '../store/live-streams.js';
+import { liveStreamOrder } from '../store/live-streams.js';
+import { type LiveStreamIndexRow } from '../domain/index-rows.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
 import { andInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';

@@ -1,8 +1,9 @@
 import type { VideoFilter } from '../inputs/videos.js';
-import type { ChannelIndexRow } from '../store/channels.js';
+import type { ChannelIndexRow } from '../domain/index-rows.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
-import { genderToCode } from '../store/values.js';
-import { channelNumericBounds, needsChannel, videoOrder, type VideoIndexRow, type VideoSearch } from '../store/videos.js';
+import { genderToCode } from '../domain/values.js';
+import { channelNumericBounds, needsChannel, videoOrder, type VideoSearch } from '../store/videos.js';
+import { type VideoIndexRow } from '../domain/index-rows.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';

@@ -1,26 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import { channelColumns, type ChannelRow, type Database } from './database.js';
 import { anyOf, executePrepared } from './prepared.js';
-import { centsOf, genderFromCode, toCount, toDecimal, type Gender } from './values.js';
-
-export interface Channel {
-  channelId: string;
-  title: string;
-  avatar: string;
-  country: string;
-  language: string;
-  gender: Gender;
-  followerCount: number;
-  avgEngagementRate: string;
-  avgPlayCount: string;
-  avgLikeCount: string;
-  avgCommentCount: string;
-  videoCount: number;
-  recentMonthPublishCount: number;
-  evaluationMin: string;
-  evaluationMax: string;
-  lastUpdateAt: Date;
-}
+import { centsOf, toCount, toDecimal } from './values.js';
+import { genderFromCode } from '../domain/values.js';
+import type { Channel } from '../domain/records.js';
+import type { ChannelIndexRow } from '../domain/index-rows.js';
 
 /** Batch load for the per-request DataLoader: one query for every channel a page needs. */
 export async function loadChannels(db: Kysely<Database>, ids: readonly string[]): Promise<(Channel | null)[]> {
@@ -48,19 +32,6 @@ export function toChannel(row: ChannelRow): Channel {
     evaluationMax: toDecimal(row.evaluation_max),
     lastUpdateAt: row.last_update_at,
   };
-}
-
-/** What the search index keeps of a channel for video search's channel filters; metrics in cents. */
-export interface ChannelIndexRow {
-  channelId: string;
-  country: string;
-  gender: number;
-  followerCount: number;
-  avgEngagementRate: number;
-  avgPlayCount: number;
-  avgLikeCount: number;
-  avgCommentCount: number;
-  recentMonthPublishCount: number;
 }
 
 function channelIndexQuery(db: Kysely<Database>) {

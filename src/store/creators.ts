@@ -4,51 +4,10 @@ import { parseInstant } from '../inputs/common.js';
 import { creatorColumns, type Database, type CreatorRow } from './database.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
-import { centsOf, genderFromCode, genderToCode, toCount, toDate, toDecimal, type Gender } from './values.js';
-
-export interface LastPostItem {
-  postId: string;
-  description: string;
-  createAt: Date;
-  coverUrl: string;
-  likeCount: number;
-  commentCount: number;
-  retweetCount: number;
-  viewCount: number;
-}
-
-export interface Creator {
-  platform: string;
-  userId: string;
-  username: string;
-  fullName: string;
-  avatar: string;
-  country: string;
-  language: string;
-  gender: Gender;
-  followerCount: number;
-  isVerified: boolean;
-  hasEmail: boolean;
-  avgEngagementRate: string;
-  avgVideoEngagementRate: string;
-  avgCommentCount: string;
-  avgLikeCount: string;
-  avgRetweetCount: string;
-  avgViewCount: string;
-  avgEngagementCount: string;
-  retweetRatio: string;
-  replyRatio: string;
-  postCount: number;
-  videoCount: number;
-  lastPublishAt: Date | null;
-  recentMonthPublishCount: number;
-  recentWeekPublishCount: number;
-  lastPost: LastPostItem | null;
-  evaluationMin: string;
-  evaluationMax: string;
-  categoryIds: number[];
-  lastUpdateAt: Date;
-}
+import { centsOf, toCount, toDate, toDecimal } from './values.js';
+import { genderFromCode, genderToCode } from '../domain/values.js';
+import type { Creator } from '../domain/records.js';
+import type { CreatorIndexRow, CreatorKey } from '../domain/index-rows.js';
 
 /** A validated filter with category ids already expanded (see categories.ts). */
 export interface CreatorSearch {
@@ -185,38 +144,6 @@ export function toCreator(row: CreatorRow): Creator {
     categoryIds: row.category_ids,
     lastUpdateAt: row.last_update_at,
   };
-}
-
-/**
- * What the search index keeps of a creator (src/search/creators.ts), in exact numbers: metrics in
- * cents (numeric(20,2) × 100), times in epoch milliseconds (NaN for NULL), text as lower() made it.
- */
-export interface CreatorIndexRow {
-  platform: string;
-  userId: string;
-  username: string;
-  fullName: string;
-  country: string;
-  language: string;
-  gender: number;
-  followerCount: number;
-  isVerified: boolean;
-  hasEmail: boolean;
-  avgEngagementRate: number;
-  avgVideoEngagementRate: number;
-  avgCommentCount: number;
-  avgLikeCount: number;
-  avgViewCount: number;
-  avgEngagementCount: number;
-  retweetRatio: number;
-  recentMonthPublishCount: number;
-  lastPublishAt: number;
-  categoryIds: number[];
-}
-
-export interface CreatorKey {
-  platform: string;
-  userId: string;
 }
 
 function creatorIndexQuery(db: Kysely<Database>) {

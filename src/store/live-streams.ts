@@ -5,30 +5,10 @@ import { countMatches, fetchPage, sortColumn, type Page, type PageArgs, type Sor
 import { anyOf, executePrepared } from './prepared.js';
 import { inBulk } from './changes.js';
 import { toCount } from './values.js';
+import type { CollectedStream, LiveStream } from '../domain/records.js';
+import type { LiveStreamIndexRow } from '../domain/index-rows.js';
 
 // The live-stream snapshot: what the collector saw in its last full pass (or what was imported).
-
-export interface LiveStream {
-  id: string;
-  userId: string;
-  userLogin: string;
-  userName: string;
-  gameId: string;
-  gameName: string;
-  /** The platform's own string: "live", or "" when it withholds it. */
-  type: string;
-  title: string;
-  viewerCount: number;
-  startedAt: Date;
-  language: string;
-  thumbnailUrl: string;
-  tags: string[];
-  isMature: boolean;
-  lastUpdateAt: Date;
-}
-
-/** A stream as the collector hands it over (the upstream client's item). */
-export type CollectedStream = Omit<LiveStream, 'lastUpdateAt'>;
 
 type LiveStreamsEb = ExpressionBuilder<Database, 'live_streams'>;
 
@@ -130,17 +110,6 @@ export async function replaceSnapshot(db: Kysely<Database>, streams: readonly Co
     });
   });
   return unique.length;
-}
-
-/** What the search index keeps of a live stream (src/search/live-streams.ts). */
-export interface LiveStreamIndexRow {
-  id: string;
-  userId: string;
-  userLoginLower: string;
-  gameId: string;
-  type: string;
-  language: string;
-  viewerCount: number;
 }
 
 /** Every stream of the snapshot, as the index keeps them (the snapshot is small: a full read). */

@@ -1,32 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, NewCreator, NewMedia } from './database.js';
+import { PHOTO_PLATFORM, type FetchedMedia } from '../domain/records.js';
 
 // Write-through of realtime fetches (decisions.md §1: the photo platform is read at request time
 // and what it returns is kept): the posts in `medias`, their authors in `creators`.
-
-export const PHOTO_PLATFORM = 'instagram';
-
-/** A fetched post, field for field the contract's media item (2.6) in camelCase. */
-export interface FetchedMedia {
-  authorUserId: string;
-  authorUsername: string;
-  authorNickname: string;
-  mediaId: string;
-  mediaCode: string;
-  createAt: Date;
-  coverUrl: string;
-  resources: string[];
-  description: string;
-  accessibilityCaption: string;
-  mediaUrl: string;
-  /** The platform's own values: 1 image, 2 video, 8 carousel. */
-  mediaType: 1 | 2 | 8;
-  /** Whole seconds; 0 for images. */
-  duration: number;
-  likeCount: number;
-  commentCount: number;
-  playCount: number;
-}
 
 function mediaRow(media: FetchedMedia): NewMedia {
   return {

@@ -23,10 +23,5 @@ export function toDate(value: Date | string | null | undefined): Date | null {
   return value instanceof Date ? value : new Date(value);
 }
 
-const genders = ['UNKNOWN', 'MALE', 'FEMALE'] as const;
-export type Gender = (typeof genders)[number];
-export const genderFromCode = (code: number): Gender => genders[code] ?? 'UNKNOWN';
-export const genderToCode = (gender: Gender): number => genders.indexOf(gender);
-
 /** A numeric(20,2) column as whole cents in a float8: exact for values below 90 trillion. */
 export const centsOf = (column: string): RawBuilder<number> => sql<number>`(${sql.ref(column)} * 100)::float8`;

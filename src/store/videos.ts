@@ -1,30 +1,16 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { parseInstant } from '../inputs/common.js';
 import type { VideoFilter, VideoSort } from '../inputs/videos.js';
-import { toChannel, type Channel } from './channels.js';
+import { toChannel } from './channels.js';
+import { type Channel } from '../domain/records.js';
 import { channelColumns, videoColumns, type ChannelRow, type Database, type VideoRow } from './database.js';
 import { formatDuration } from '../domain/durations.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
-import { genderToCode, toCount, toDate, toDecimal } from './values.js';
-
-export interface Video {
-  videoId: string;
-  channelId: string;
-  title: string;
-  description: string;
-  coverUrl: string;
-  createAt: Date;
-  duration: string;
-  videoUrl: string;
-  videoType: 'VIDEO' | 'SHORT';
-  categoryId: number;
-  likeCount: number;
-  commentCount: number;
-  playCount: number;
-  engagementRate: string;
-  lastUpdateAt: Date;
-}
+import { toCount, toDate, toDecimal } from './values.js';
+import { genderToCode } from '../domain/values.js';
+import type { Video } from '../domain/records.js';
+import type { VideoIndexRow } from '../domain/index-rows.js';
 
 export interface VideoSearch {
   filter: VideoFilter;
@@ -124,18 +110,6 @@ export function toVideo(row: VideoRow): Video {
     engagementRate: toDecimal(row.engagement_rate),
     lastUpdateAt: row.last_update_at,
   };
-}
-
-/** What the search index keeps of a video (src/search/videos.ts): times in epoch ms, text as lower() made it. */
-export interface VideoIndexRow {
-  videoId: string;
-  channelId: string;
-  title: string;
-  description: string;
-  createAt: number;
-  videoType: number;
-  categoryId: number;
-  playCount: number;
 }
 
 function videoIndexQuery(db: Kysely<Database>) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FetchedMedia } from '../../store/medias.js';
+import type { FetchedMedia } from '../../domain/records.js';
 import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from '../circuit-breaker.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../errors.js';
 import { createUpstreamHttp, parseUpstreamBody, type UpstreamHttp } from '../http.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CollectedStream } from '../../store/live-streams.js';
+import type { CollectedStream } from '../../domain/records.js';
 import { UpstreamUnavailableError } from '../errors.js';
 import { createUpstreamHttp, parseUpstreamBody, type UpstreamHttp } from '../http.js';
 
