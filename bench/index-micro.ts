@@ -9,9 +9,9 @@ import type { VideoFilter } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/creators.js';
 import { VideoIndex } from '../src/search/videos.js';
 import { parseDuration } from '../src/domain/durations.js';
-import type { CreatorSearch } from '../src/store/creators.js';
+import type { CreatorSearch } from '../src/inputs/creators.js';
 import type { CreatorIndexRow } from '../src/domain/index-rows.js';
-import type { VideoSearch } from '../src/store/videos.js';
+import type { VideoSearch } from '../src/inputs/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 const creators = Number(process.env.MICRO_CREATORS ?? 1_000_000);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../src/store/paging.js';
+import { encodeCursor } from '../src/domain/cursors.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { loadCatalog } from './support/catalog.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCursor } from '../src/store/paging.js';
+import { encodeCursor } from '../src/domain/cursors.js';
 import { countLiveStreams, replaceSnapshot } from '../src/store/live-streams.js';
 import { type CollectedStream } from '../src/domain/records.js';
 import { createTestApp, type TestApp } from './support/app.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { genders } from '../domain/values.js';
 
 // Shared pieces of the input schemas. Every schema here is the single definition of an input:
 // GraphQL args, REST bodies and CLI flags derive from them. Schemas only validate (no transforms),
@@ -96,7 +97,7 @@ export const freeText = (maxLength: number) =>
     .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters');
 export const searchQuery = freeText(200);
 
-export const genderSchema = z.enum(['UNKNOWN', 'MALE', 'FEMALE']).describe('Gender of a creator or channel');
+export const genderSchema = z.enum(genders).describe('Gender of a creator or channel');
 
 /**
  * The audience filters both searches share (contract §4.1 and §4.2 list them alike): on the

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { creatorSorts, type CreatorSort } from '../domain/orders.js';
 import {
   audienceFilterShape,
   INT32_MAX,
@@ -45,9 +46,9 @@ export const creatorFilter = filterSchema(creatorFilterShape);
 export type CreatorFilter = z.infer<typeof creatorFilter>;
 
 export const creatorSort = z
-  .enum(['RELEVANCE', 'FOLLOWER_COUNT', 'ENGAGEMENT_RATE'])
+  .enum(creatorSorts)
   .describe('Creator order, always descending; RELEVANCE by default with a query, else FOLLOWER_COUNT');
-export type CreatorSort = z.infer<typeof creatorSort>;
+export type { CreatorSort };
 
 // The REST body of POST /api/v1/search/twitter/user, before its wire codecs (see src/rest/codecs.ts).
 export const creatorSearchBody = z
@@ -59,3 +60,15 @@ export const creatorSearchBody = z
 export const creatorsArgs = z
   .object({ filter: creatorFilter.nullish(), sortBy: creatorSort.nullish(), ...connectionArgsShape })
   .superRefine(checkConnectionArgs);
+
+/** A validated filter with category ids already expanded (see categories.ts). */
+export interface CreatorSearch {
+  platform: string;
+  filter: CreatorFilter;
+  categoryIds: number[] | null;
+  sort: CreatorSort;
+}
+
+export function defaultCreatorSort(filter: CreatorFilter): CreatorSort {
+  return filter.query ? 'RELEVANCE' : 'FOLLOWER_COUNT';
+}

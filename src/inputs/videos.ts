@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { channelNumericBounds } from '../domain/bounds.js';
+import { videoSorts, type VideoSort } from '../domain/orders.js';
 import {
   audienceFilterShape,
   checkConnectionArgs,
@@ -30,9 +32,9 @@ export const videoFilter = filterSchema(videoFilterShape);
 export type VideoFilter = z.infer<typeof videoFilter>;
 
 export const videoSort = z
-  .enum(['RELEVANCE', 'NEWEST'])
+  .enum(videoSorts)
   .describe('Video order, always descending; RELEVANCE by default with a query, else NEWEST');
-export type VideoSort = z.infer<typeof videoSort>;
+export type { VideoSort };
 
 export const videoSearchBody = z
   .strictObject({ ...videoFilterShape, ...pageShape })
@@ -42,3 +44,20 @@ export const videoSearchBody = z
 export const videosArgs = z
   .object({ filter: videoFilter.nullish(), sortBy: videoSort.nullish(), ...connectionArgsShape })
   .superRefine(checkConnectionArgs);
+
+/** A validated video search: the filter and the order it is read in. */
+export interface VideoSearch {
+  filter: VideoFilter;
+  sort: VideoSort;
+}
+
+export function defaultVideoSort(filter: VideoFilter): VideoSort {
+  return filter.query ? 'RELEVANCE' : 'NEWEST';
+}
+
+/** Whether the filter bounds the video's channel (then the channel is joined). */
+export function needsChannel(filter: VideoFilter): boolean {
+  return Boolean(
+    filter.locations?.length || filter.gender || channelNumericBounds.some(([min, max]) => filter[min] != null || filter[max] != null),
+  );
+}

@@ -1,8 +1,10 @@
 import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creators.js';
 import { ApiError, type FieldError } from '../domain/errors.js';
 import { expandCategoryIds } from '../store/categories.js';
-import { checkCursors } from '../store/paging.js';
-import { countCreators, creatorOrder, creatorsById, defaultCreatorSort, searchCreators, type CreatorSearch } from '../store/creators.js';
+import { checkCursors } from '../domain/cursors.js';
+import { creatorOrders } from '../domain/orders.js';
+import { countCreators, creatorsById, searchCreators } from '../store/creators.js';
+import { defaultCreatorSort, type CreatorSearch } from '../inputs/creators.js';
 import { type Creator, type LastPostItem } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
@@ -88,7 +90,7 @@ builder.queryField('creators', (t) =>
         categoryIds,
         sort: args.sortBy ?? defaultCreatorSort(filter),
       };
-      checkCursors(creatorOrder(search), args);
+      checkCursors(creatorOrders[search.sort], args);
       await ctx.access.reserve('search.creators', info.path.key as string);
       return searchConnection(info, ctx.services.search?.creators(search, args) ?? null, {
         rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),

@@ -1,7 +1,9 @@
 import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
 import type { Channel } from '../domain/records.js';
-import { checkCursors } from '../store/paging.js';
-import { countVideos, defaultVideoSort, videoOrder, searchVideos, type VideoSearch } from '../store/videos.js';
+import { checkCursors } from '../domain/cursors.js';
+import { videoOrders } from '../domain/orders.js';
+import { countVideos, searchVideos } from '../store/videos.js';
+import { defaultVideoSort, type VideoSearch } from '../inputs/videos.js';
 import { type Video } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
@@ -88,7 +90,7 @@ builder.queryField('videos', (t) =>
       const args = validated(videosArgs, rawArgs);
       const filter = args.filter ?? {};
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
-      checkCursors(videoOrder(search), args);
+      checkCursors(videoOrders[search.sort], args);
       await ctx.access.reserve('search.videos', info.path.key as string);
       return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
         rowsById: ctx.videosById,

@@ -1,6 +1,8 @@
-import { creatorNumericBounds, creatorOrder, type CreatorSearch } from '../store/creators.js';
+import { creatorOrders } from '../domain/orders.js';
+import { type CreatorSearch } from '../inputs/creators.js';
+import { creatorNumericBounds } from '../domain/bounds.js';
 import { type CreatorIndexRow, type CreatorKey } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
 import { genderToCode } from '../domain/values.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import { centsOfDecimal, decimalOfCents } from './decimal.js';
@@ -121,7 +123,7 @@ export class CreatorIndex {
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
   search(search: CreatorSearch, page: PageArgs): IndexPage {
     const { bits, count } = this.#match(search);
-    const sort = creatorOrder(search);
+    const sort = creatorOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
       cursor == null ? null : this.#position(search, decodeCursor(sort, cursor, field));
     const after = decode(page.after, 'after');

@@ -1,7 +1,7 @@
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import { liveStreamOrder } from '../store/live-streams.js';
+import { liveStreamOrder } from '../domain/orders.js';
 import { type LiveStreamIndexRow } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
 import { andInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';
 import { pageSegments, type SegmentPosition } from './paging.js';

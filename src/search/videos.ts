@@ -1,8 +1,10 @@
 import type { VideoFilter } from '../inputs/videos.js';
 import type { ChannelIndexRow } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../store/paging.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
 import { genderToCode } from '../domain/values.js';
-import { channelNumericBounds, needsChannel, videoOrder, type VideoSearch } from '../store/videos.js';
+import { videoOrders } from '../domain/orders.js';
+import { needsChannel, type VideoSearch } from '../inputs/videos.js';
+import { channelNumericBounds } from '../domain/bounds.js';
 import { type VideoIndexRow } from '../domain/index-rows.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';
@@ -211,7 +213,7 @@ export class VideoIndex {
 
   search(search: VideoSearch, page: PageArgs): IndexPage {
     const { bits, count } = this.#match(search.filter);
-    const sort = videoOrder(search);
+    const sort = videoOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
       const values = decodeCursor(sort, cursor, field);

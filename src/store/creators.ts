@@ -1,40 +1,18 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import type { CreatorFilter, CreatorSort } from '../inputs/creators.js';
+import { creatorNumericBounds } from '../domain/bounds.js';
+import type { Page, PageArgs } from '../domain/cursors.js';
+import type { CreatorIndexRow, CreatorKey } from '../domain/index-rows.js';
+import { creatorOrders } from '../domain/orders.js';
+import type { Creator } from '../domain/records.js';
+import { genderFromCode, genderToCode } from '../domain/values.js';
+import type { CreatorSearch } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
 import { creatorColumns, type Database, type CreatorRow } from './database.js';
-import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDate, toDecimal } from './values.js';
-import { genderFromCode, genderToCode } from '../domain/values.js';
-import type { Creator } from '../domain/records.js';
-import type { CreatorIndexRow, CreatorKey } from '../domain/index-rows.js';
-
-/** A validated filter with category ids already expanded (see categories.ts). */
-export interface CreatorSearch {
-  platform: string;
-  filter: CreatorFilter;
-  categoryIds: number[] | null;
-  sort: CreatorSort;
-}
-
-export function defaultCreatorSort(filter: CreatorFilter): CreatorSort {
-  return filter.query ? 'RELEVANCE' : 'FOLLOWER_COUNT';
-}
 
 type CreatorsEb = ExpressionBuilder<Database, 'creators'>;
-
-/** Each numeric filter of creator search: its min and max fields and the column they bound. */
-export const creatorNumericBounds = [
-  ['followerCountMin', 'followerCountMax', 'follower_count'],
-  ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
-  ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
-  ['avgLikeCountMin', 'avgLikeCountMax', 'avg_like_count'],
-  ['avgPlayCountMin', 'avgPlayCountMax', 'avg_view_count'],
-  ['recentMonthPublishCountMin', 'recentMonthPublishCountMax', 'recent_month_publish_count'],
-  ['avgEngagementCountMin', 'avgEngagementCountMax', 'avg_engagement_count'],
-  ['avgVideoEngagementRateMin', 'avgVideoEngagementRateMax', 'avg_video_engagement_rate'],
-  [null, 'retweetRatioMax', 'retweet_ratio'],
-] as const;
 
 function whereCreators(search: CreatorSearch) {
   const { filter } = search;
@@ -70,21 +48,22 @@ function whereCreators(search: CreatorSearch) {
   };
 }
 
+/** The creator orders (src/domain/orders.ts) in SQL. */
 export function creatorOrder(search: CreatorSearch): SortKey {
-  const id = sortColumn(sql`creators.user_id`, 'text');
-  const followers = sortColumn(sql`creators.follower_count`, 'integer');
+  const id = sql`creators.user_id`;
+  const followers = sql`creators.follower_count`;
+  const order = creatorOrders[search.sort];
   switch (search.sort) {
     case 'ENGAGEMENT_RATE':
-      return { name: 'c:engagement', keys: [sortColumn(sql`creators.avg_engagement_rate`, 'decimal'), id] };
+      return sortKey(order, sql`creators.avg_engagement_rate`, id);
     case 'FOLLOWER_COUNT':
-      return { name: 'c:followers', keys: [followers, id] };
+      return sortKey(order, followers, id);
     case 'RELEVANCE': {
-      // An exact username first, then username prefixes, then full-name prefixes, then any match.
       const q = (search.filter.query ?? '').toLowerCase();
       const rank = sql`(CASE WHEN lower(creators.username) = ${q} THEN 3
         WHEN lower(creators.username) LIKE ${prefixPattern(q)} THEN 2
         WHEN lower(creators.full_name) LIKE ${prefixPattern(q)} THEN 1 ELSE 0 END)`;
-      return { name: 'c:relevance', keys: [sortColumn(rank, 'integer'), followers, id] };
+      return sortKey(order, rank, followers, id);
     }
   }
 }

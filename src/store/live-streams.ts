@@ -1,7 +1,9 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import { liveStreamColumns, type Database, type LiveStreamRow, type NewLiveStream } from './database.js';
-import { countMatches, fetchPage, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { countMatches, fetchPage, sortKey } from './paging.js';
+import { liveStreamOrder } from '../domain/orders.js';
+import { type Page, type PageArgs } from '../domain/cursors.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { inBulk } from './changes.js';
 import { toCount } from './values.js';
@@ -27,10 +29,7 @@ function whereLiveStreams(filter: LiveStreamFilter) {
 }
 
 // ORDER BY viewer_count DESC, id DESC; `id` is text COLLATE "C", so the tie-break is bytewise.
-export const liveStreamOrder: SortKey = {
-  name: 'ls:viewers',
-  keys: [sortColumn(sql`live_streams.viewer_count`, 'integer'), sortColumn(sql`live_streams.id`, 'text')],
-};
+const liveStreamSortKey = sortKey(liveStreamOrder, sql`live_streams.viewer_count`, sql`live_streams.id`);
 
 /**
  *   SELECT live_streams.*, viewer_count AS __k0, id AS __k1 FROM live_streams WHERE <filter>
@@ -38,7 +37,7 @@ export const liveStreamOrder: SortKey = {
  */
 export async function searchLiveStreams(db: Kysely<Database>, filter: LiveStreamFilter, page: PageArgs): Promise<Page<LiveStream>> {
   const query = db.selectFrom('live_streams').selectAll('live_streams').where(whereLiveStreams(filter));
-  const result = await fetchPage(query, liveStreamOrder, page);
+  const result = await fetchPage(query, liveStreamSortKey, page);
   return { ...result, rows: result.rows.map(toLiveStream) };
 }
 

@@ -1,44 +1,21 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { parseInstant } from '../inputs/common.js';
-import type { VideoFilter, VideoSort } from '../inputs/videos.js';
+import { needsChannel, type VideoFilter, type VideoSearch } from '../inputs/videos.js';
+import { channelNumericBounds } from '../domain/bounds.js';
+import { videoOrders } from '../domain/orders.js';
 import { toChannel } from './channels.js';
 import { type Channel } from '../domain/records.js';
 import { channelColumns, videoColumns, type ChannelRow, type Database, type VideoRow } from './database.js';
 import { formatDuration } from '../domain/durations.js';
-import { containsPattern, countMatches, fetchPage, prefixPattern, sortColumn, type Page, type PageArgs, type SortKey } from './paging.js';
+import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
+import { type Page, type PageArgs } from '../domain/cursors.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
 import { genderToCode } from '../domain/values.js';
 import type { Video } from '../domain/records.js';
 import type { VideoIndexRow } from '../domain/index-rows.js';
 
-export interface VideoSearch {
-  filter: VideoFilter;
-  sort: VideoSort;
-}
-
-export function defaultVideoSort(filter: VideoFilter): VideoSort {
-  return filter.query ? 'RELEVANCE' : 'NEWEST';
-}
-
 type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
-
-// Filters on the video's channel (decisions.md §2); the channel is joined only when one is used.
-export const channelNumericBounds = [
-  ['followerCountMin', 'followerCountMax', 'follower_count'],
-  ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],
-  ['avgCommentCountMin', 'avgCommentCountMax', 'avg_comment_count'],
-  ['avgLikeCountMin', 'avgLikeCountMax', 'avg_like_count'],
-  ['avgPlayCountMin', 'avgPlayCountMax', 'avg_play_count'],
-  ['recentMonthPublishCountMin', 'recentMonthPublishCountMax', 'recent_month_publish_count'],
-] as const;
-
-/** Whether the filter bounds the video's channel (then the channel is joined). */
-export function needsChannel(filter: VideoFilter): boolean {
-  return Boolean(
-    filter.locations?.length || filter.gender || channelNumericBounds.some(([min, max]) => filter[min] != null || filter[max] != null),
-  );
-}
 
 function whereVideos(filter: VideoFilter) {
   return (eb: VideosEb): Expression<SqlBool> => {
@@ -71,15 +48,16 @@ function baseQuery(db: Kysely<Database>, filter: VideoFilter) {
   return joined.where(whereVideos(filter));
 }
 
+/** The video orders (src/domain/orders.ts) in SQL. */
 export function videoOrder(search: VideoSearch): SortKey {
-  const id = sortColumn(sql`videos.video_id`, 'text');
-  if (search.sort === 'NEWEST') return { name: 'v:newest', keys: [sortColumn(sql`videos.create_at`, 'timestamp'), id] };
-  // Title matches outrank description-only matches; then the most played.
+  const id = sql`videos.video_id`;
+  const order = videoOrders[search.sort];
+  if (search.sort === 'NEWEST') return sortKey(order, sql`videos.create_at`, id);
   const q = (search.filter.query ?? '').toLowerCase();
   const rank = sql`(CASE WHEN lower(videos.title) = ${q} THEN 3
     WHEN lower(videos.title) LIKE ${prefixPattern(q)} THEN 2
     WHEN lower(videos.title) LIKE ${containsPattern(q)} THEN 1 ELSE 0 END)`;
-  return { name: 'v:relevance', keys: [sortColumn(rank, 'integer'), sortColumn(sql`videos.play_count`, 'integer'), id] };
+  return sortKey(order, rank, sql`videos.play_count`, id);
 }
 
 export async function searchVideos(db: Kysely<Database>, search: VideoSearch, page: PageArgs): Promise<Page<Video>> {
