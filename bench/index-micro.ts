@@ -4,14 +4,12 @@
 import { assignableCategoryIds, demoCategories } from '../src/demo/categories.js';
 import { makeCreator } from '../src/demo/creators.js';
 import { makeChannel, makeVideo } from '../src/demo/videos.js';
-import type { CreatorFilter } from '../src/inputs/creators.js';
-import type { VideoFilter } from '../src/inputs/videos.js';
-import { CreatorIndex } from '../src/search/creators.js';
-import { VideoIndex } from '../src/search/videos.js';
 import { parseDuration } from '../src/domain/durations.js';
-import type { CreatorSearch } from '../src/inputs/creators.js';
 import type { CreatorIndexRow } from '../src/domain/index-rows.js';
-import type { VideoSearch } from '../src/inputs/videos.js';
+import type { CreatorFilter, CreatorSearch } from '../src/inputs/creators.js';
+import type { VideoFilter, VideoSearch } from '../src/inputs/videos.js';
+import { CreatorIndex } from '../src/search/tables/creators.js';
+import { VideoIndex } from '../src/search/tables/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 const creators = Number(process.env.MICRO_CREATORS ?? 1_000_000);

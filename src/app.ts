@@ -1,14 +1,13 @@
 import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInFlightWork } from './access/in-flight.js';
-import { createAccessService } from './access/service.js';
 import { createLimiter } from './access/limits.js';
+import { createAccessService } from './access/service.js';
 import type { Config } from './config.js';
-import { createLogger, errorReport } from './observability/log.js';
+import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
-import { createSearch } from './search/thread.js';
+import { createSearch } from './search/runtime/thread.js';
 import type { Services } from './services.js';
-import type { Logger } from './observability/log.js';
 import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createUpstreamHttp } from './upstreams/http.js';

@@ -1,9 +1,9 @@
 import type { InFlightWork } from './access/in-flight.js';
 import type { AccessService } from './access/pipeline.js';
-import type { Search } from './search/service.js';
 import type { Config } from './config.js';
 import type { Logger } from './observability/log.js';
 import type { Metrics } from './observability/metrics.js';
+import type { Search } from './search/types.js';
 import type { Store } from './store/connect.js';
 import type { InstagramClient } from './upstreams/instagram/client.js';
 

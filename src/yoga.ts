@@ -1,21 +1,21 @@
-import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { runCompiled } from './schema/compiled.js';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { Request } from '@whatwg-node/fetch';
+import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { assertAdmin, isAdminField } from './access/admin.js';
 import { attachAccess, RequestAccess } from './access/pipeline.js';
 import { readBodyText } from './access/request-body.js';
-import { useRequestTelemetry } from './observability/requests.js';
 import { ApiError, isErrorCode } from './domain/errors.js';
-import { toClientError } from './schema/errors.js';
+import { errorReport } from './observability/log.js';
+import { useRequestTelemetry } from './observability/requests.js';
 import { serveApiDescription } from './rest/docs.js';
 import { errorResponse, Response } from './rest/envelope.js';
 import { handleRest } from './rest/handler.js';
-import { createContext, type Context } from './schema/context.js';
+import { runCompiled } from './schema/compiled.js';
+import { type Context, createContext } from './schema/context.js';
+import { toClientError } from './schema/errors.js';
 import { adminSchema, schema } from './schema/index.js';
 import { operationLimits } from './schema/limits.js';
-import { assertAdmin, isAdminField } from './access/admin.js';
-import { errorReport } from './observability/log.js';
 import type { Services } from './services.js';
 
 // One server for both front doors: `/api/*` (REST), `/graphql` (GraphQL, GraphiQL in a browser),

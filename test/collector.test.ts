@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collectCommand } from '../src/cli/collect.js';
 import { simulateCommand } from '../src/cli/simulate.js';
-import { collectTwitchPass, runTwitchCollector, twitchClientFromConfig, type PassResult } from '../src/collector/twitch.js';
+import { collectTwitchPass, type PassResult, runTwitchCollector, twitchClientFromConfig } from '../src/collector/twitch.js';
 import { loadConfig } from '../src/config.js';
 import type { Logger } from '../src/observability/log.js';
 import { countLiveStreams, searchLiveStreams } from '../src/store/live-streams.js';
 import type { TwitchClient } from '../src/upstreams/twitch/client.js';
-import { generateHelixStreams, startTwitchSimulator, type HelixStream, type TwitchSimulator } from '../src/upstreams/twitch/simulator.js';
+import { generateHelixStreams, type HelixStream, startTwitchSimulator, type TwitchSimulator } from '../src/upstreams/twitch/simulator.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 let store: TestStore;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCursor } from '../src/domain/cursors.js';
+import type { CollectedStream } from '../src/domain/records.js';
 import { countLiveStreams, replaceSnapshot } from '../src/store/live-streams.js';
-import { type CollectedStream } from '../src/domain/records.js';
 import { createTestApp, type TestApp } from './support/app.js';
 
 const PATH = '/api/v1/twitch/search/live';

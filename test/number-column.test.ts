@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bitsOf } from '../src/search/bitset.js';
-import { RangeIndex, type Bounds } from '../src/search/range-index.js';
-import { NumberColumn } from '../src/search/row-table.js';
+import { bitsOf } from '../src/search/primitives/bitset.js';
+import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
+import { NumberColumn } from '../src/search/primitives/row-table.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 // Numeric columns hold whole numbers that fit an Int32 in 4 bytes and widen to doubles at the

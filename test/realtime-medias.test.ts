@@ -6,12 +6,12 @@ import { createAccount, issueKey } from '../src/store/accounts.js';
 import { createInstagramClient, type InstagramClient } from '../src/upstreams/instagram/client.js';
 import {
   INSTAGRAM_SIM_USERS,
-  startInstagramSimulator,
   type InstagramSimulator,
   type SimFeedItem,
   type SimFeedPage,
   type SimMedia,
   type SimVersion,
+  startInstagramSimulator,
 } from '../src/upstreams/instagram/simulator.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { createTestStore } from './support/store.js';

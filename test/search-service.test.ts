@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../src/cli/seed.js';
 import { runImport } from '../src/cli/import.js';
-import type { Search } from '../src/search/service.js';
-import type { SearchThread } from '../src/search/thread.js';
+import { seedDemo } from '../src/cli/seed.js';
+import type { SearchThread } from '../src/search/runtime/thread.js';
+import type { Search } from '../src/search/types.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
-import { runCli } from './support/cli.js';
 import { createTestApp, type TestApp } from './support/app.js';
+import { runCli } from './support/cli.js';
 
 // The index behind the real pipeline: REST and GraphQL answers are the SQL path's answers, and a
 // row written by an import, by another process or by the realtime write-through is found within

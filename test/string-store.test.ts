@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareUtf8, StringStore, utf8 } from '../src/search/string-store.js';
+import { compareUtf8, StringStore, utf8 } from '../src/search/primitives/string-store.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 // Ids and texts live as UTF-8 bytes: every comparison must order them as PostgreSQL's COLLATE "C"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { popcount } from '../src/search/bitset.js';
-import { TextIndex } from '../src/search/text-index.js';
+import { popcount } from '../src/search/primitives/bitset.js';
+import { TextIndex } from '../src/search/primitives/text-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 // The substring index reaches rows three ways (slots grouped by text, the slots changed since the

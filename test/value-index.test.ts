@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bitsOf } from '../src/search/bitset.js';
-import { ValueIndex } from '../src/search/value-index.js';
+import { bitsOf } from '../src/search/primitives/bitset.js';
+import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
 // A slot's value code is a byte while the column has few values and widens as values appear:

@@ -1,5 +1,3 @@
-import type { LimitPolicy } from './limits.js';
-
 // Rules shared by the in-process and the Redis limiter.
 
 /** A plan with a zero rate or no slots would refuse forever with a meaningless Retry-After. */
@@ -26,4 +24,26 @@ export function microsUntilToken(tokens: number, ratePerSecond: number): number 
 /** Retry-After is whole seconds and never 0, which clients read as "retry now". */
 export function retryAfterSeconds(waitMicros: number): number {
   return Math.max(1, Math.ceil(waitMicros / 1_000_000));
+}
+
+export interface LimitPolicy {
+  /** Tokens added to the bucket per second. */
+  ratePerSecond: number;
+  /** Bucket capacity: how many requests may arrive at once after a quiet spell. */
+  burst: number;
+  /** Requests of one key that may be running at the same time. */
+  maxInFlight: number;
+}
+
+export type Admission =
+  | { ok: true; release: () => Promise<void> }
+  | { ok: false; reason: 'rate' | 'in_flight'; retryAfterSeconds: number };
+
+export interface Limiter {
+  /**
+   * Takes one token and one in-flight slot of `keyId`, both or neither. Rejects with an Error only
+   * when the limiter itself fails (Redis unreachable), never to refuse a request.
+   */
+  acquire(keyId: string, policy: LimitPolicy): Promise<Admission>;
+  close(): Promise<void>;
 }

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { checkPolicy, microsUntilToken, retryAfterSeconds } from './limits-core.js';
-import type { Admission, LimitPolicy, Limiter } from './limits.js';
+import { type Admission, checkPolicy, type Limiter, type LimitPolicy, microsUntilToken, retryAfterSeconds } from './limits-core.js';
 
 // The single-process limiter: plain Maps, no timers (nothing to keep the process alive).
 

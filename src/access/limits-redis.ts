@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { checkPolicy, retryAfterSeconds } from './limits-core.js';
-import type { Admission, LimitPolicy, Limiter } from './limits.js';
+import { randomUUID } from 'node:crypto';
+import { type Admission, checkPolicy, type Limiter, type LimitPolicy, retryAfterSeconds } from './limits-core.js';
 
 // The limiter shared by every server process through Redis. Per key id (an opaque id, never the
 // API key itself), both keys hash-tagged on it so they stay in one cluster slot:

@@ -1,30 +1,9 @@
+import type { Limiter } from './limits-core.js';
 import { createMemoryLimiter } from './limits-memory.js';
 import { createRedisLimiter } from './limits-redis.js';
 
 // Per-key rate and in-flight limits (decisions.md §4: refused with 429 and a whole-second
 // Retry-After). AccessService.admit calls acquire() once per request and keeps the release.
-
-export interface LimitPolicy {
-  /** Tokens added to the bucket per second. */
-  ratePerSecond: number;
-  /** Bucket capacity: how many requests may arrive at once after a quiet spell. */
-  burst: number;
-  /** Requests of one key that may be running at the same time. */
-  maxInFlight: number;
-}
-
-export type Admission =
-  | { ok: true; release: () => Promise<void> }
-  | { ok: false; reason: 'rate' | 'in_flight'; retryAfterSeconds: number };
-
-export interface Limiter {
-  /**
-   * Takes one token and one in-flight slot of `keyId`, both or neither. Rejects with an Error only
-   * when the limiter itself fails (Redis unreachable), never to refuse a request.
-   */
-  acquire(keyId: string, policy: LimitPolicy): Promise<Admission>;
-  close(): Promise<void>;
-}
 
 export interface LimiterOptions {
   /** Shares the limits through Redis across processes; without it they live in this process. */

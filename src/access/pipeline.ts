@@ -1,5 +1,5 @@
 import { ApiError } from '../domain/errors.js';
-import { endpoints, type EndpointId } from './endpoints.js';
+import { type EndpointId, endpoints } from './endpoints.js';
 
 // The one request pipeline, for REST and GraphQL alike (decisions.md §4):
 //   route (404) → identify the key (401) → rate and in-flight limits (429) → validate (400)

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import { ApiError } from '../domain/errors.js';
-import { findActiveKey, hashKey, quotaRemaining, reserveQuota, type KeyOwner } from '../store/accounts.js';
+import { findActiveKey, hashKey, type KeyOwner, quotaRemaining, reserveQuota } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
 import type { EndpointId } from './endpoints.js';
-import type { Limiter } from './limits.js';
+import type { Limiter } from './limits-core.js';
 import type { AccessService, Caller, Reservation } from './pipeline.js';
 import { QuotaMeter } from './quota-meter.js';
 import { createRefunds } from './refunds.js';

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import type { Database } from '../store/database.js';
+import { describeFields, fieldErrorsFromZod } from '../domain/errors.js';
+import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
+import type { Database } from '../store/database.js';
 import { flags, UsageError } from './main.js';
 import { withStore } from './store.js';
-import { fieldErrorsFromZod, describeFields } from '../domain/errors.js';
-import { parseInstant } from '../inputs/common.js';
 
 // `keys …` and `usage`. A raw key is printed once, alone on stdout (or as JSON with --json).
 // Flags are checked before the store is opened: a typo answers at once, not after the embedded

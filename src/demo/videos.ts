@@ -1,5 +1,5 @@
-import type { ChannelRecord, VideoRecord } from '../inputs/records.js';
 import { formatDuration } from '../domain/durations.js';
+import type { ChannelRecord, VideoRecord } from '../inputs/records.js';
 import { DAY_MS, DEMO_REFERENCE_DATE, demoRandom, isoBefore, round2, roundCount, roundOften } from './random.js';
 import {
   brandNouns,
@@ -10,9 +10,9 @@ import {
   lastNames,
   maleFirstNames,
   shortTitles,
+  type Topic,
   videoCategories,
   videoTitles,
-  type Topic,
 } from './words.js';
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

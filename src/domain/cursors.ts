@@ -1,5 +1,5 @@
 import { ApiError } from './errors.js';
-import type { Order } from './orders.js';
+import type { KeyType, Order } from './orders.js';
 
 // Pages and cursors of every connection: a cursor is the opaque base64url of the order's name and
 // the row's sort values, so one issued for another order, or made by hand, is a 400 naming the
@@ -12,9 +12,6 @@ export interface PageArgs {
   before?: string | null;
   offset?: number | null;
 }
-
-/** What a sort expression holds, so a cursor's values can be checked before they reach SQL. */
-export type KeyType = 'integer' | 'decimal' | 'timestamp' | 'text';
 
 export interface Page<Row> {
   rows: Row[];

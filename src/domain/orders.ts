@@ -1,4 +1,4 @@
-import type { KeyType } from './cursors.js';
+
 
 // The documented orders (decisions.md §2): every one descending, the id last as the tie-break
 // (bytewise, as COLLATE "C"), so pages never overlap or skip. An order's name tags its cursors; its
@@ -35,3 +35,6 @@ export const videoOrders: Record<VideoSort, Order> = {
 
 /** Live streams: viewer count, then id. */
 export const liveStreamOrder: Order = order('ls:viewers', 'integer', 'text');
+
+/** What a sort expression holds, so a cursor's values can be checked before they reach SQL. */
+export type KeyType = 'integer' | 'decimal' | 'timestamp' | 'text';

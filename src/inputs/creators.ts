@@ -1,17 +1,17 @@
 import { z } from 'zod';
-import { creatorSorts, type CreatorSort } from '../domain/orders.js';
+import { type CreatorSort, creatorSorts } from '../domain/orders.js';
 import {
   audienceFilterShape,
-  INT32_MAX,
-  metricBound,
   checkConnectionArgs,
   checkOffsetWindow,
-  connectionArgsShape,
   checkRanges,
+  connectionArgsShape,
   countryCodes,
   filterSchema,
   instant,
+  INT32_MAX,
   languageCodes,
+  metricBound,
   pageShape,
   searchQuery,
 } from './common.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../domain/durations.js';
-import { INT32_MAX, METRIC_LIMIT, isInstant } from './common.js';
+import { INT32_MAX, isInstant, METRIC_LIMIT } from './common.js';
 
 // One NDJSON line of each import kind (decisions.md §7): the response item's field names in
 // snake_case, metrics as JSON numbers, gender and video_type as the response strings.

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { channelNumericBounds } from '../domain/bounds.js';
-import { videoSorts, type VideoSort } from '../domain/orders.js';
+import { type VideoSort, videoSorts } from '../domain/orders.js';
 import {
   audienceFilterShape,
   checkConnectionArgs,
   checkOffsetWindow,
-  connectionArgsShape,
   checkRanges,
+  connectionArgsShape,
   countryCodes,
   filterSchema,
   instant,

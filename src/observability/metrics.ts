@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Search } from '../search/service.js';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Search } from '../search/types.js';
 import type { Store } from '../store/connect.js';
 import type { BreakerState } from '../upstreams/circuit-breaker.js';
 import type { UpstreamName } from '../upstreams/errors.js';

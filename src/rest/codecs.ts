@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, fieldErrorsFromZod, type FieldError } from '../domain/errors.js';
+import { ApiError, type FieldError, fieldErrorsFromZod } from '../domain/errors.js';
 
 // The REST wire format of an input is its zod schema with snake_case names; a few fields travel
 // as integer codes (contract §4.1/4.2) and enums as lowercase strings. `restInputSchema` states

@@ -1,5 +1,5 @@
 import { Response } from '@whatwg-node/fetch';
-import { ApiError, statusOfCode, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { ApiError, type ErrorCode, type FieldError, statusOfCode } from '../domain/errors.js';
 
 // Responses are made with the fetch implementation yoga's server adapter runs on: it writes such a
 // response's string body to the socket in one call, where Node's own Response goes through a

@@ -1,16 +1,16 @@
-import { compiledPlan } from '../schema/compiled.js';
 import { attachAccess, RequestAccess } from '../access/pipeline.js';
 import { readBodyText } from '../access/request-body.js';
-import { ApiError, isApiError, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { ApiError, type ErrorCode, type FieldError, isApiError } from '../domain/errors.js';
+import { errorReport } from '../observability/log.js';
+import { compiledPlan } from '../schema/compiled.js';
+import { createContext } from '../schema/context.js';
 import { toClientError } from '../schema/errors.js';
 import { schema } from '../schema/index.js';
-import { createContext } from '../schema/context.js';
-import { errorReport } from '../observability/log.js';
 import type { Services } from '../services.js';
 import { decodeRestInput, restFieldErrors } from './codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from './envelope.js';
 import { renderRest } from './render.js';
-import { restRoutes, type RestRoute } from './routes.js';
+import { type RestRoute, restRoutes } from './routes.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
 

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import {
   getNamedType,
+  type GraphQLOutputType,
   isEnumType,
   isListType,
   isNonNullType,
@@ -8,17 +8,17 @@ import {
   isScalarType,
   isSpecifiedScalarType,
   Kind,
-  type GraphQLOutputType,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { endpoints, type EndpointId } from '../access/endpoints.js';
-import { statusOfCode, type ErrorCode } from '../domain/errors.js';
+import { type EndpointId, endpoints } from '../access/endpoints.js';
+import { type ErrorCode, statusOfCode } from '../domain/errors.js';
 import { schema } from '../schema/index.js';
 import { restInputSchema, toSnake } from './codecs.js';
-import { describe, nullable, objectSchema, type JsonSchema, type ObjectSchema } from './json-schema.js';
-import { restRoutes, type RestRoute } from './routes.js';
+import { describe, type JsonSchema, nullable, objectSchema, type ObjectSchema } from './json-schema.js';
+import { type RestRoute, restRoutes } from './routes.js';
 
 // The OpenAPI 3.1 document of the REST routes, built from what serves them: request bodies and
 // parameters are the JSON Schema of each route's REST-level zod schema (src/rest/codecs.ts), items

@@ -2,8 +2,8 @@ import SchemaBuilder from '@pothos/core';
 import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError, Kind } from 'graphql';
 import { ApiError, fieldErrorsFromZod } from '../domain/errors.js';
-import { toGraphQLError } from './errors.js';
 import type { Context } from './context.js';
+import { toGraphQLError } from './errors.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;

@@ -1,7 +1,7 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
-import type { IndexPage } from '../search/creators.js';
-import type { RowCache } from '../search/row-cache.js';
 import type { Page } from '../domain/cursors.js';
+import type { RowCache } from '../search/row-cache.js';
+import type { IndexPage } from '../search/types.js';
 import { builder } from './builder.js';
 
 // Relay connections with `totalCount` and `nodes`. Hand-built rather than @pothos/plugin-relay's

@@ -1,12 +1,11 @@
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
 import type { RequestAccess } from '../access/pipeline.js';
+import type { Channel, Video } from '../domain/records.js';
+import type { Services } from '../services.js';
 import { loadChannels } from '../store/channels.js';
-import { type Channel } from '../domain/records.js';
 import type { Database } from '../store/database.js';
 import { videosWithChannelsById } from '../store/videos.js';
-import { type Video } from '../domain/records.js';
-import type { Services } from '../services.js';
 
 export interface Context {
   /** The primary: writes, and reads that must see them. */

@@ -1,11 +1,10 @@
-import { creatorFilterShape, creatorSort, creatorsArgs } from '../inputs/creators.js';
-import { ApiError, type FieldError } from '../domain/errors.js';
-import { expandCategoryIds } from '../store/categories.js';
 import { checkCursors } from '../domain/cursors.js';
+import { ApiError, type FieldError } from '../domain/errors.js';
 import { creatorOrders } from '../domain/orders.js';
+import type { Creator, LastPostItem } from '../domain/records.js';
+import { creatorFilterShape, creatorsArgs, type CreatorSearch, creatorSort, defaultCreatorSort } from '../inputs/creators.js';
+import { expandCategoryIds } from '../store/categories.js';
 import { countCreators, creatorsById, searchCreators } from '../store/creators.js';
-import { defaultCreatorSort, type CreatorSearch } from '../inputs/creators.js';
-import { type Creator, type LastPostItem } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import { Gender } from './gender.js';

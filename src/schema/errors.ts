@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { ApiError, describeFields, internalError, isApiError, serviceUnavailable, type ErrorCode, type ErrorReport, type FieldError } from '../domain/errors.js';
+import { ApiError, describeFields, type ErrorCode, type ErrorReport, type FieldError, internalError, isApiError, serviceUnavailable } from '../domain/errors.js';
 import { isCancelledOnRequest, isDatabaseUnavailable } from '../store/errors.js';
 
 // The GraphQL rendering of the service's errors (src/domain/errors.ts): `extensions.code`, field

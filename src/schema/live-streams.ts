@@ -1,9 +1,9 @@
-import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
-import { countLiveStreams, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
-import { type LiveStream } from '../domain/records.js';
-import { builder } from './builder.js';
 import { checkCursors } from '../domain/cursors.js';
 import { liveStreamOrder } from '../domain/orders.js';
+import type { LiveStream } from '../domain/records.js';
+import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
+import { countLiveStreams, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
+import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import { enumFromZod, inputFromZod, validated } from './zod-input.js';
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../domain/errors.js';
 import { realtimeMediasArgs } from '../inputs/medias.js';
-import { writeThroughMedias } from '../store/medias.js';
 import type { Services } from '../services.js';
+import { writeThroughMedias } from '../store/medias.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../upstreams/errors.js';
 import type { MediaItem, UserMediaPage } from '../upstreams/instagram/client.js';
 import { builder } from './builder.js';

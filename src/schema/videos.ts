@@ -1,10 +1,8 @@
-import { videoFilterShape, videoSort, videosArgs, videoTypeSchema } from '../inputs/videos.js';
-import type { Channel } from '../domain/records.js';
 import { checkCursors } from '../domain/cursors.js';
 import { videoOrders } from '../domain/orders.js';
+import type { Channel, Video } from '../domain/records.js';
+import { defaultVideoSort, videoFilterShape, videosArgs, type VideoSearch, videoSort, videoTypeSchema } from '../inputs/videos.js';
 import { countVideos, searchVideos } from '../store/videos.js';
-import { defaultVideoSort, type VideoSearch } from '../inputs/videos.js';
-import { type Video } from '../domain/records.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';

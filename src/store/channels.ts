@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { ChannelIndexRow } from '../domain/index-rows.js';
+import type { Channel } from '../domain/records.js';
+import { genderFromCode } from '../domain/values.js';
 import { channelColumns, type ChannelRow, type Database } from './database.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDecimal } from './values.js';
-import { genderFromCode } from '../domain/values.js';
-import type { Channel } from '../domain/records.js';
-import type { ChannelIndexRow } from '../domain/index-rows.js';
 
 /** Batch load for the per-request DataLoader: one query for every channel a page needs. */
 export async function loadChannels(db: Kysely<Database>, ids: readonly string[]): Promise<(Channel | null)[]> {

@@ -1,13 +1,13 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
 import { creatorNumericBounds } from '../domain/bounds.js';
 import type { Page, PageArgs } from '../domain/cursors.js';
 import type { CreatorIndexRow, CreatorKey } from '../domain/index-rows.js';
 import { creatorOrders } from '../domain/orders.js';
 import type { Creator } from '../domain/records.js';
 import { genderFromCode, genderToCode } from '../domain/values.js';
-import type { CreatorSearch } from '../inputs/creators.js';
 import { parseInstant } from '../inputs/common.js';
-import { creatorColumns, type Database, type CreatorRow } from './database.js';
+import type { CreatorSearch } from '../inputs/creators.js';
+import { creatorColumns, type CreatorRow, type Database } from './database.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDate, toDecimal } from './values.js';

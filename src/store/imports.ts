@@ -1,16 +1,9 @@
 import type { Insertable, Kysely } from 'kysely';
-import type {
-  CategoryRecord,
-  ChannelRecord,
-  CreatorRecord,
-  LastPostRecord,
-  LiveStreamRecord,
-  VideoRecord,
-} from '../inputs/records.js';
-import { categoriesTable, channelsTable, creatorsTable, liveStreamsTable, videosTable, type BulkTable, type Row } from './bulk-tables.js';
-import type { CategoriesTable, Database, LastPost, NewChannel, NewCreator, NewLiveStream, NewVideo } from './database.js';
 import { parseDuration } from '../domain/durations.js';
 import { canonicalInstant } from '../inputs/common.js';
+import type { CategoryRecord, ChannelRecord, CreatorRecord, LastPostRecord, LiveStreamRecord, VideoRecord } from '../inputs/records.js';
+import { type BulkTable, categoriesTable, channelsTable, creatorsTable, liveStreamsTable, type Row, videosTable } from './bulk-tables.js';
+import type { CategoriesTable, Database, LastPost, NewChannel, NewCreator, NewLiveStream, NewVideo } from './database.js';
 
 // Validated import records (src/inputs/records.ts) as table rows, written (upserts.ts, the import)
 // with the `update-changed` conflict rule of bulk.ts: a record equal to the stored row writes

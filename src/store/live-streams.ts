@@ -1,14 +1,14 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
-import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import { liveStreamColumns, type Database, type LiveStreamRow, type NewLiveStream } from './database.js';
-import { countMatches, fetchPage, sortKey } from './paging.js';
-import { liveStreamOrder } from '../domain/orders.js';
-import { type Page, type PageArgs } from '../domain/cursors.js';
-import { anyOf, executePrepared } from './prepared.js';
-import { inBulk } from './changes.js';
-import { toCount } from './values.js';
-import type { CollectedStream, LiveStream } from '../domain/records.js';
+import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
+import type { Page, PageArgs } from '../domain/cursors.js';
 import type { LiveStreamIndexRow } from '../domain/index-rows.js';
+import { liveStreamOrder } from '../domain/orders.js';
+import type { CollectedStream, LiveStream } from '../domain/records.js';
+import type { LiveStreamFilter } from '../inputs/live-streams.js';
+import { inBulk } from './changes.js';
+import { type Database, liveStreamColumns, type LiveStreamRow, type NewLiveStream } from './database.js';
+import { countMatches, fetchPage, sortKey } from './paging.js';
+import { anyOf, executePrepared } from './prepared.js';
+import { toCount } from './values.js';
 
 // The live-stream snapshot: what the collector saw in its last full pass (or what was imported).
 

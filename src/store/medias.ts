@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type FetchedMedia, PHOTO_PLATFORM } from '../domain/records.js';
 import type { Database, NewCreator, NewMedia } from './database.js';
-import { PHOTO_PLATFORM, type FetchedMedia } from '../domain/records.js';
 
 // Write-through of realtime fetches (decisions.md §1: the photo platform is read at request time
 // and what it returns is kept): the posts in `medias`, their authors in `creators`.

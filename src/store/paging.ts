@@ -1,5 +1,5 @@
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { DEFAULT_FIRST, decodeCursor, encodeCursor, type CursorValue, type Page, type PageArgs } from '../domain/cursors.js';
+import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type CursorValue, decodeCursor, DEFAULT_FIRST, encodeCursor, type Page, type PageArgs } from '../domain/cursors.js';
 import type { Order } from '../domain/orders.js';
 import { toCount } from './values.js';
 

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 
 // Driver-neutral readers: pg returns int8 and numeric as strings, PGlite as numbers or BigInt.
 // Responses never depend on which driver ran.

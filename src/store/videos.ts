@@ -1,19 +1,18 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
+import { channelNumericBounds } from '../domain/bounds.js';
+import type { Page, PageArgs } from '../domain/cursors.js';
+import { formatDuration } from '../domain/durations.js';
+import type { VideoIndexRow } from '../domain/index-rows.js';
+import { videoOrders } from '../domain/orders.js';
+import type { Channel, Video } from '../domain/records.js';
+import { genderToCode } from '../domain/values.js';
 import { parseInstant } from '../inputs/common.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../inputs/videos.js';
-import { channelNumericBounds } from '../domain/bounds.js';
-import { videoOrders } from '../domain/orders.js';
 import { toChannel } from './channels.js';
-import { type Channel } from '../domain/records.js';
-import { channelColumns, videoColumns, type ChannelRow, type Database, type VideoRow } from './database.js';
-import { formatDuration } from '../domain/durations.js';
+import { channelColumns, type ChannelRow, type Database, videoColumns, type VideoRow } from './database.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
-import { type Page, type PageArgs } from '../domain/cursors.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
-import { genderToCode } from '../domain/values.js';
-import type { Video } from '../domain/records.js';
-import type { VideoIndexRow } from '../domain/index-rows.js';
 
 type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
 

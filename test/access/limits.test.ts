@@ -3,7 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLimiter, type Admission, type LimitPolicy, type Limiter } from '../../src/access/limits.js';
+import { createLimiter } from '../../src/access/limits.js';
+import { type Admission, type LimitPolicy, type Limiter } from '../../src/access/limits-core.js';
 import { createMemoryLimiter } from '../../src/access/limits-memory.js';
 
 /** The release of an admission, failing the test if it was refused. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FetchedMedia } from '../../domain/records.js';
-import { CircuitBreaker, type BreakerState, type CircuitBreakerOptions } from '../circuit-breaker.js';
+import { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from '../circuit-breaker.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../errors.js';
 import { createUpstreamHttp, parseUpstreamBody, type UpstreamHttp } from '../http.js';
 import { SingleFlight } from '../single-flight.js';

@@ -1,9 +1,9 @@
-import { parseInstant } from '../inputs/common.js';
-import { andAnyInto, andInto, copyInto, orInto, popcount, type BitsetPool } from './bitset.js';
-import { centsAtLeast, centsAtMost } from './decimal.js';
-import type { Bounds, RangeIndex } from './range-index.js';
-import type { TextIndex } from './text-index.js';
-import type { ValueIndex } from './value-index.js';
+import { parseInstant } from '../../inputs/common.js';
+import { andAnyInto, andInto, type BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
+import type { Bounds, RangeIndex } from '../primitives/range-index.js';
+import type { TextIndex } from '../primitives/text-index.js';
+import type { ValueIndex } from '../primitives/value-index.js';
 
 // Evaluates a filter as bitset operations: start from the rows of one bitmap (the platform, the
 // live rows), AND in each condition, count with one popcount. Conditions are what the SQL WHERE

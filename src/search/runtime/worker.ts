@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Logger } from '../observability/log.js';
-import { openStore, type ReadConnection } from '../store/connect.js';
-import { SearchIndex } from './service.js';
+import type { Logger } from '../../observability/log.js';
+import { openStore, type ReadConnection } from '../../store/connect.js';
+import { SearchIndex } from './search-index.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';
 
 // The search index in a thread of its own (src/search/thread.ts starts it): its own connections

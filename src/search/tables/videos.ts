@@ -1,21 +1,19 @@
-import type { VideoFilter } from '../inputs/videos.js';
-import type { ChannelIndexRow } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
-import { genderToCode } from '../domain/values.js';
-import { videoOrders } from '../domain/orders.js';
-import { needsChannel, type VideoSearch } from '../inputs/videos.js';
-import { channelNumericBounds } from '../domain/bounds.js';
-import { type VideoIndexRow } from '../domain/index-rows.js';
-import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
-import type { IndexPage } from './creators.js';
+import { channelNumericBounds } from '../../domain/bounds.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
+import { videoOrders } from '../../domain/orders.js';
+import { genderToCode } from '../../domain/values.js';
+import { needsChannel, type VideoFilter, type VideoSearch } from '../../inputs/videos.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { RangeIndex } from '../primitives/range-index.js';
+import { ResultCache } from '../primitives/result-cache.js';
+import { Int32Column, NumberColumn, RowTable } from '../primitives/row-table.js';
+import { SortOrder } from '../primitives/sort-order.js';
+import { TextIndex } from '../primitives/text-index.js';
+import { ValueIndex } from '../primitives/value-index.js';
+import type { IndexPage } from '../types.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
-import { RangeIndex } from './range-index.js';
-import { ResultCache } from './result-cache.js';
-import { Int32Column, NumberColumn, RowTable } from './row-table.js';
-import { SortOrder } from './sort-order.js';
-import { TextIndex } from './text-index.js';
-import { ValueIndex } from './value-index.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so

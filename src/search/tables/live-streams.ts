@@ -1,12 +1,12 @@
-import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import { liveStreamOrder } from '../domain/orders.js';
-import { type LiveStreamIndexRow } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
-import { andInto, popcount } from './bitset.js';
-import type { IndexPage } from './creators.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import type { LiveStreamIndexRow } from '../../domain/index-rows.js';
+import { liveStreamOrder } from '../../domain/orders.js';
+import type { LiveStreamFilter } from '../../inputs/live-streams.js';
+import { andInto, popcount } from '../primitives/bitset.js';
+import { Float64Column, RowTable } from '../primitives/row-table.js';
+import { SortOrder } from '../primitives/sort-order.js';
+import type { IndexPage } from '../types.js';
 import { pageSegments, type SegmentPosition } from './paging.js';
-import { Float64Column, RowTable } from './row-table.js';
-import { SortOrder } from './sort-order.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
 // whole every collector pass, so it is rebuilt from the database on every change. Each filtered

@@ -1,30 +1,23 @@
-import { creatorOrders } from '../domain/orders.js';
-import { type CreatorSearch } from '../inputs/creators.js';
-import { creatorNumericBounds } from '../domain/bounds.js';
-import { type CreatorIndexRow, type CreatorKey } from '../domain/index-rows.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../domain/cursors.js';
-import { genderToCode } from '../domain/values.js';
-import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
-import { centsOfDecimal, decimalOfCents } from './decimal.js';
+import { creatorNumericBounds } from '../../domain/bounds.js';
+import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import type { CreatorIndexRow, CreatorKey } from '../../domain/index-rows.js';
+import { creatorOrders } from '../../domain/orders.js';
+import { genderToCode } from '../../domain/values.js';
+import type { CreatorSearch } from '../../inputs/creators.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
+import { RangeIndex } from '../primitives/range-index.js';
+import { ResultCache } from '../primitives/result-cache.js';
+import { RowTable } from '../primitives/row-table.js';
+import { SortOrder } from '../primitives/sort-order.js';
+import { TextIndex } from '../primitives/text-index.js';
+import { ValueIndex } from '../primitives/value-index.js';
+import type { IndexPage } from '../types.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
-import { RangeIndex } from './range-index.js';
-import { ResultCache } from './result-cache.js';
-import { RowTable } from './row-table.js';
-import { SortOrder } from './sort-order.js';
-import { TextIndex } from './text-index.js';
-import { ValueIndex } from './value-index.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
-
-export interface IndexPage {
-  ids: string[];
-  cursors: string[];
-  hasNextPage: boolean;
-  hasPreviousPage: boolean;
-  total: number;
-}
 
 type CreatorColumn = (typeof creatorNumericBounds)[number][2];
 

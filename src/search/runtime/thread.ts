@@ -1,15 +1,15 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import type { Logger } from '../observability/log.js';
-import type { ReadConnection, Store } from '../store/connect.js';
-import type { CreatorSearch } from '../inputs/creators.js';
-import type { PageArgs } from '../domain/cursors.js';
-import type { VideoSearch } from '../inputs/videos.js';
-import type { IndexPage } from './creators.js';
-import { SearchRows, type RowChanges } from './row-cache.js';
-import { LocalSearch, type Search, type SearchIndexStats, type ServerRows } from './service.js';
+import type { PageArgs } from '../../domain/cursors.js';
+import type { CreatorSearch } from '../../inputs/creators.js';
+import type { LiveStreamFilter } from '../../inputs/live-streams.js';
+import type { VideoSearch } from '../../inputs/videos.js';
+import type { Logger } from '../../observability/log.js';
+import type { ReadConnection, Store } from '../../store/connect.js';
+import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
+import { type RowChanges, SearchRows } from '../row-cache.js';
+import { LocalSearch } from './search-index.js';
 
 // The search index in a worker thread of its own (src/search/worker.ts). One event loop served
 // HTTP, GraphQL, the pipeline and the index, and was the limit at 16 connections while the

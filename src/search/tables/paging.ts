@@ -1,6 +1,6 @@
-import { bitsOf } from './bitset.js';
-import type { Bounds } from './range-index.js';
-import type { Position, SortOrder, Walk } from './sort-order.js';
+import { bitsOf } from '../primitives/bitset.js';
+import type { Bounds } from '../primitives/range-index.js';
+import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
 
 // Connection pages over the index, with the SQL path's exact semantics (src/store/paging.ts):
 // first/after forward, last/before backward (rows re-reversed), an offset window, one extra row to

@@ -1,24 +1,21 @@
 import type { Kysely } from 'kysely';
-import type { LiveStreamFilter } from '../inputs/live-streams.js';
-import type { Logger } from '../observability/log.js';
-import { CHANGE_RETENTION_MS, feedPosition, pruneChanges, readChanges, type CatalogChange, type CatalogEntity, type FeedPosition } from '../store/changes.js';
-import { channelIndexRows, channelIndexRowsById } from '../store/channels.js';
-import { type Channel } from '../domain/records.js';
-import { creatorIndexRows, creatorIndexRowsByKey } from '../store/creators.js';
-import { type CreatorSearch } from '../inputs/creators.js';
-import { type CreatorKey } from '../domain/index-rows.js';
-import { type Creator } from '../domain/records.js';
-import type { Database } from '../store/database.js';
-import { loadLiveStreamIndexRows } from '../store/live-streams.js';
-import { type LiveStream } from '../domain/records.js';
-import type { PageArgs } from '../domain/cursors.js';
-import { videoIdsByDate, videoIndexRows, videoIndexRowsById } from '../store/videos.js';
-import { type VideoSearch } from '../inputs/videos.js';
-import { type Video } from '../domain/records.js';
-import { CreatorIndex, type IndexPage } from './creators.js';
-import { LiveStreamIndex } from './live-streams.js';
-import { SearchRows, type RowChanges } from './row-cache.js';
-import { VideoIndex } from './videos.js';
+import type { PageArgs } from '../../domain/cursors.js';
+import type { CreatorKey } from '../../domain/index-rows.js';
+import type { CreatorSearch } from '../../inputs/creators.js';
+import type { LiveStreamFilter } from '../../inputs/live-streams.js';
+import type { VideoSearch } from '../../inputs/videos.js';
+import type { Logger } from '../../observability/log.js';
+import { type CatalogChange, type CatalogEntity, CHANGE_RETENTION_MS, feedPosition, type FeedPosition, pruneChanges, readChanges } from '../../store/changes.js';
+import { channelIndexRows, channelIndexRowsById } from '../../store/channels.js';
+import { creatorIndexRows, creatorIndexRowsByKey } from '../../store/creators.js';
+import type { Database } from '../../store/database.js';
+import { loadLiveStreamIndexRows } from '../../store/live-streams.js';
+import { videoIdsByDate, videoIndexRows, videoIndexRowsById } from '../../store/videos.js';
+import { CreatorIndex } from '../tables/creators.js';
+import { LiveStreamIndex } from '../tables/live-streams.js';
+import { VideoIndex } from '../tables/videos.js';
+import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
+import { type RowChanges, SearchRows } from '../row-cache.js';
 
 // The search index of one server process: loaded from PostgreSQL at start (in one snapshot), then
 // kept within about a second of it by following the change feed (src/store/changes.ts). Until a
@@ -37,39 +34,6 @@ export interface SearchIndexOptions {
   pollMs?: number;
   /** Told which cached rows are stale, before the index reads any changed row itself. */
   onRowsChanged?: (changes: RowChanges) => void;
-}
-
-/** The row caches of a server process (src/search/row-cache.ts). */
-export type ServerRows = SearchRows<Creator, Video, Channel, LiveStream>;
-
-/**
- * What the pipeline sees of the search index, whether it runs in this thread (LocalSearch) or in
- * a thread of its own (src/search/thread.ts). A search answers null while its table is not
- * loaded: the caller then runs the SQL path.
- */
-export interface Search {
-  /** Every table loaded: searches are served from memory. */
-  readonly ready: boolean;
-  /** The rows of found pages, kept fresh by the index's change feed. */
-  readonly rows: ServerRows;
-  creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null>;
-  videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null>;
-  liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null>;
-  stats(): SearchIndexStats;
-  /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
-  start(): Promise<void>;
-  /** Reads the feed now and applies it (tests; normally a timer does this). */
-  refresh(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-export interface SearchIndexStats {
-  creators: number | null;
-  videos: number | null;
-  channels: number | null;
-  liveStreams: number | null;
-  /** Milliseconds since the feed was last read successfully (null: never). */
-  lagMs: number | null;
 }
 
 export class SearchIndex {

@@ -1,0 +1,53 @@
+import type { PageArgs } from '../domain/cursors.js';
+import type { Channel, Creator, LiveStream, Video } from '../domain/records.js';
+import type { CreatorSearch } from '../inputs/creators.js';
+import type { LiveStreamFilter } from '../inputs/live-streams.js';
+import type { VideoSearch } from '../inputs/videos.js';
+import type { SearchRows } from './row-cache.js';
+
+// What the rest of the service sees of the search index: a search answers the exact total and the
+// page's ids and cursors (the rows are read by key, src/store/), or null while its table is not
+// loaded (the caller then runs the SQL path). primitives/ are the data structures, tables/ the
+// three tables' indexes over them, runtime/ loads them, follows the change feed and runs the thread.
+
+/** One page as the index answers it. */
+export interface IndexPage {
+  ids: string[];
+  cursors: string[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  total: number;
+}
+
+/** The row caches of a server process (row-cache.ts). */
+export type ServerRows = SearchRows<Creator, Video, Channel, LiveStream>;
+
+/**
+ * What the pipeline sees of the search index, whether it runs in this thread (LocalSearch) or in
+ * a thread of its own (runtime/thread.ts). A search answers null while its table is not
+ * loaded: the caller then runs the SQL path.
+ */
+export interface Search {
+  /** Every table loaded: searches are served from memory. */
+  readonly ready: boolean;
+  /** The rows of found pages, kept fresh by the index's change feed. */
+  readonly rows: ServerRows;
+  creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null>;
+  videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null>;
+  liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null>;
+  stats(): SearchIndexStats;
+  /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
+  start(): Promise<void>;
+  /** Reads the feed now and applies it (tests; normally a timer does this). */
+  refresh(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface SearchIndexStats {
+  creators: number | null;
+  videos: number | null;
+  channels: number | null;
+  liveStreams: number | null;
+  /** Milliseconds since the feed was last read successfully (null: never). */
+  lagMs: number | null;
+}
