@@ -4,6 +4,7 @@ import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { createAccessService } from './access/service.js';
 import type { Config } from './config.js';
+import { createFrontDoor, type FrontDoor } from './http/server.js';
 import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
 import { createSearch } from './search/runtime/thread.js';
@@ -12,11 +13,11 @@ import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { createUpstreamHttp } from './upstreams/http.js';
 import { createInstagramClient, type InstagramClient } from './upstreams/instagram/client.js';
-import { createServer } from './yoga.js';
 
 export interface App {
   services: Services;
-  yoga: ReturnType<typeof createServer>;
+  /** The front door (src/http/server.ts): a node request handler, and `fetch` for in-process calls. */
+  server: FrontDoor;
   /** Ends the work of every request still running (they answer 503): the shutdown grace is over. */
   abortInFlight(): void;
   /** Flushes owed refunds, then closes the limiter, the upstream connections and the store. */
@@ -89,10 +90,10 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });
   const services: Services = { config, store, access, log, metrics, instagram, work, search };
-  const yoga = createServer(services);
+  const server = createFrontDoor(services);
   return {
     services,
-    yoga,
+    server,
     abortInFlight: () => work.abortAll(),
     close: async () => {
       await search?.stop();
@@ -130,7 +131,7 @@ export async function listen(app: App, port: number, host: string): Promise<List
       inFlight.delete(response);
       if (inFlight.size === 0) onIdle?.();
     });
-    app.yoga(request, response);
+    void app.server(request, response);
   });
   // A slow client must not hold a connection open forever.
   server.requestTimeout = 30_000;

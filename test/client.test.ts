@@ -54,7 +54,7 @@ beforeAll(async () => {
     })),
   );
   proKey = await app.newKey({ plan: 'pro', ratePerSecond: 10_000 });
-  server = createServer((request, response) => void app.yoga(request, response));
+  server = createServer((request, response) => void app.server(request, response));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -25,7 +25,7 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
   beforeAll(async () => {
     app = await createTestApp();
     await loadCatalog(app.store.db);
-    server = createServer(app.yoga);
+    server = createServer(app.server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     locker = new pg.Client({ connectionString: app.store.databaseUrl });

@@ -118,7 +118,7 @@ afterAll(async () => {
 
 function cases(rng: SeededRandom): Case[] {
   const post = (path: string, body: string, contentType = 'application/json'): (() => Response | Promise<Response>) => () =>
-    app.yoga.fetch(`http://test${path}`, { method: 'POST', headers: { authorization: key, 'content-type': contentType }, body });
+    app.server.fetch(`http://test${path}`, { method: 'POST', headers: { authorization: key, 'content-type': contentType }, body });
   return Array.from({ length: REQUESTS }, (_, index): Case => {
     const kind = rng.int(0, 9);
     if (kind <= 3) {
@@ -134,7 +134,7 @@ function cases(rng: SeededRandom): Case[] {
       }
       for (let i = rng.int(0, 2); i > 0; i--) params.append(rng.pick(['offset', 'user_id', ...hostileNames]), asText(value(rng)));
       const path = `/api/v1/instagram/realtime/user/medias?${params}`;
-      return { describe: `#${index} GET ${path.slice(0, 200)}`, request: () => app.yoga.fetch(`http://test${path}`, { headers: { authorization: key } }), upstream: true };
+      return { describe: `#${index} GET ${path.slice(0, 200)}`, request: () => app.server.fetch(`http://test${path}`, { headers: { authorization: key } }), upstream: true };
     }
     const document = rng.pick(graphqlDocuments);
     const variables = object(rng, variableNames);
@@ -142,7 +142,7 @@ function cases(rng: SeededRandom): Case[] {
     const body = JSON.stringify({ query: rng.chance(0.95) ? document : document.slice(0, rng.int(0, document.length)), variables });
     return {
       describe: `#${index} POST /graphql ${body.slice(0, 300)}`,
-      request: () => app.yoga.fetch('http://test/graphql', { method: 'POST', headers: { authorization: key, 'content-type': 'application/json', accept: 'application/json' }, body }),
+      request: () => app.server.fetch('http://test/graphql', { method: 'POST', headers: { authorization: key, 'content-type': 'application/json', accept: 'application/json' }, body }),
       upstream: document.includes('realtimeMedias'),
     };
   });

@@ -54,7 +54,7 @@ describe('keys named after Object.prototype members', () => {
   });
 
   it.each(prototypeNames)('%s in a GraphQL input object is a BAD_REQUEST, not INTERNAL', async (name) => {
-    const response = await app.yoga.fetch('http://test/graphql', {
+    const response = await app.server.fetch('http://test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: key },
       body: `{"query": "query($f: CreatorFilter) { creators(filter: $f) { totalCount } }", "variables": {"f": {"${name}": 1}}}`,
@@ -128,7 +128,7 @@ describe('client mistakes are not server errors in the log', () => {
     expect((await app.graphql(query, { f: { createAtStart: 5 } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
     expect((await app.graphql(query, { f: { followerCountMin: 'many' } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
     expect((await app.graphql('{ creators(first: "x") { totalCount } }', undefined, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
-    const badGet = await app.yoga.fetch('http://test/graphql?query=%7Bviewer%7Bplan%7D%7D&variables=%7Bbad', {
+    const badGet = await app.server.fetch('http://test/graphql?query=%7Bviewer%7Bplan%7D%7D&variables=%7Bbad', {
       headers: { accept: 'application/json', authorization: key },
     });
     expect((await badGet.json()).errors[0].extensions.code).toBe('BAD_REQUEST');

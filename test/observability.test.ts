@@ -86,7 +86,7 @@ describe('metrics', () => {
   it('serves /metrics on the main port only with the admin token', async () => {
     expect((await app.rest('/metrics', { key: null })).status).toBe(401);
     expect((await app.rest('/metrics', { key })).status).toBe(401);
-    const response = await app.yoga.fetch('http://test/metrics', { headers: { authorization: 'Admin admin-secret-token' } });
+    const response = await app.server.fetch('http://test/metrics', { headers: { authorization: 'Admin admin-secret-token' } });
     expect(response.status).toBe(200);
     expect(await response.text()).toMatch(/http_requests_total/);
   });

@@ -120,7 +120,7 @@ describe('the API description served by the service', () => {
   });
   afterAll(() => app?.close());
 
-  const get = (path: string, init: RequestInit = {}) => app.yoga.fetch(`http://test${path}`, init);
+  const get = (path: string, init: RequestInit = {}) => app.server.fetch(`http://test${path}`, init);
 
   it('serves openapi.json at /api/openapi.json without a key, charging nothing', async () => {
     const key = await app.newKey({ plan: 'trial' });

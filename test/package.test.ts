@@ -96,7 +96,7 @@ describe("the client's package export", () => {
   });
 
   it('the recorder does see what a server module pulls in (the check above can fail)', () => {
-    const loaded = modulesLoadedBy("await import('./dist/rest/codecs.js');");
+    const loaded = modulesLoadedBy("await import('./dist/rest/routes.js');");
     expect(loaded.some((url) => url.includes('/node_modules/zod/'))).toBe(true);
     expect(loaded.some((url) => url.includes('/node_modules/graphql/'))).toBe(true);
   });

@@ -391,7 +391,7 @@ describe('createApp without INSTAGRAM_UPSTREAM_URL', () => {
       expect(warnings.some((w) => /realtime media data is simulated/.test(w))).toBe(true);
       const db = real.services.store.db;
       const { key: rawKey } = await issueKey(db, await createAccount(db, { plan: 'pro' }));
-      const response = await real.yoga.fetch(`http://test${url({ user_id: USER })}`, { headers: { authorization: rawKey } });
+      const response = await real.server.fetch(`http://test${url({ user_id: USER })}`, { headers: { authorization: rawKey } });
       expect(response.status).toBe(200);
       const body = (await response.json()) as { data: { medias: unknown[] } };
       expect(body.data.medias.length).toBeGreaterThan(0);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   app = await createTestApp({ maxBodyBytes: MAX });
   await loadCatalog(app.store.db);
   key = await app.newKey({ plan: 'pro', quota: 1000 });
-  server = createServer(app.yoga);
+  server = createServer(app.server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 }, 60_000);
@@ -92,7 +92,7 @@ describe('request bodies without a Content-Length', () => {
 
   it('hands the rarer body types to the parsers yoga chose, within the same limit', async () => {
     const post = (body: string) =>
-      app.yoga.fetch('http://test/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql', authorization: key }, body });
+      app.server.fetch('http://test/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql', authorization: key }, body });
     const small = await post('{ viewer { plan } }');
     expect(small.status).toBe(200);
     expect(await small.json()).toEqual({ data: { viewer: { plan: 'pro' } } });

@@ -5,7 +5,7 @@ import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { builder } from './builder.js';
 import { AccountType } from './viewer.js';
-import { inputFromZod, validated } from './zod-input.js';
+import { inputFromZod } from './zod-input.js';
 
 // Account and key administration, present only when ADMIN_TOKEN is set (src/schema/index.ts
 // strips every `admin*` field and `Admin*` type from the public schema). The pipeline checks
@@ -25,9 +25,8 @@ builder.mutationType({
     adminCreateKey: t.field({
       type: AdminIssuedKey,
       args: { input: t.arg({ type: AdminNewKeyInput, required: true }) },
-      validate: { schema: createKeyArgs as never },
       resolve: async (_root, rawArgs, ctx) => {
-        const { input } = validated(createKeyArgs, rawArgs);
+        const { input } = ctx.validated(createKeyArgs, rawArgs);
         let accountId = input.account;
         if (!accountId) {
           accountId = await createAccount(ctx.db, {

@@ -1,9 +1,6 @@
 import SchemaBuilder from '@pothos/core';
-import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError, Kind } from 'graphql';
-import { ApiError, fieldErrorsFromZod } from '../domain/errors.js';
 import type { Context } from './context.js';
-import { toGraphQLError } from './errors.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -14,13 +11,7 @@ export const builder = new SchemaBuilder<{
     Decimal: { Input: string; Output: string };
   };
 }>({
-  plugins: [ZodPlugin],
   defaultFieldNullability: false,
-  zod: {
-    // A failed validation is our 400 with the field path (`filter.followerCountMin`); yoga would
-    // mask a raw ZodError as a 500.
-    validationError: (error) => toGraphQLError(ApiError.badRequest(fieldErrorsFromZod(error))),
-  },
 });
 
 builder.queryType({});

@@ -1,6 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
+import type { z } from 'zod';
 import type { RequestAccess } from '../access/pipeline.js';
+import { ApiError, fieldErrorsFromZod } from '../domain/errors.js';
 import type { Channel, Video } from '../domain/records.js';
 import type { Services } from '../services.js';
 import { loadChannels } from '../store/channels.js';
@@ -17,12 +19,31 @@ export interface Context {
   loaders: { channel: DataLoader<string, Channel | null> };
   /** The videos of a page found by the index, their channels read with them. */
   videosById: (ids: string[]) => Promise<Video[]>;
+  /**
+   * A field's arguments as its zod schema (src/inputs/) types them, or 400 naming each bad one
+   * (`filter.followerCountMin`). Arguments the REST door has already validated pass as they are:
+   * its wire schema ends in the same input schema, and the schemas only validate, never transform.
+   */
+  validated<S extends z.ZodType>(schema: S, args: unknown): z.output<S>;
 }
+
+export interface ContextOptions {
+  /** The arguments come from the REST door, which validated its body once already. */
+  argumentsValidated?: boolean;
+}
+
+function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
+  const result = schema.safeParse(args);
+  if (!result.success) throw ApiError.badRequest(fieldErrorsFromZod(result.error));
+  return result.data;
+}
+
+const asValidated = <S extends z.ZodType>(_schema: S, args: unknown) => args as z.output<S>;
 
 // Loaders live for one request: a page of videos asks for its channels in one batched query,
 // only for those the search index's row cache does not hold (it is used only while the index is
 // loaded: then its change feed keeps the cache fresh).
-export function createContext(services: Services, access: RequestAccess): Context {
+export function createContext(services: Services, access: RequestAccess, options: ContextOptions = {}): Context {
   const { db, readDb } = services.store;
   const search = services.search;
   const channels = async (ids: readonly string[]): Promise<(Channel | null)[]> => {
@@ -42,7 +63,8 @@ export function createContext(services: Services, access: RequestAccess): Contex
     cache?.offer(found.channels, channelIdOf, since);
     return found.videos;
   };
-  return { db, readDb, services, access, loaders: { channel }, videosById };
+  const validated = options.argumentsValidated ? asValidated : parseArguments;
+  return { db, readDb, services, access, loaders: { channel }, videosById, validated };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

@@ -8,7 +8,7 @@ import { countCreators, creatorsById, searchCreators } from '../store/creators.j
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import { Gender } from './gender.js';
-import { enumFromZod, inputFromZod, validated } from './zod-input.js';
+import { enumFromZod, inputFromZod } from './zod-input.js';
 
 const CreatorSort = enumFromZod('CreatorSort', creatorSort);
 const CreatorFilter = inputFromZod('CreatorFilter', creatorFilterShape, 'Creator search filters; bounds are inclusive');
@@ -78,9 +78,8 @@ builder.queryField('creators', (t) =>
       before: t.arg.string(),
       offset: t.arg.int(),
     },
-    validate: { schema: creatorsArgs as never },
     resolve: async (_root, rawArgs, ctx, info) => {
-      const args = validated(creatorsArgs, rawArgs);
+      const args = ctx.validated(creatorsArgs, rawArgs);
       const filter = args.filter ?? {};
       const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.readDb, filter.categoryIds) : null;
       const search: CreatorSearch = {

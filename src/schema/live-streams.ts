@@ -5,7 +5,7 @@ import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '..
 import { countLiveStreams, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
-import { enumFromZod, inputFromZod, validated } from './zod-input.js';
+import { enumFromZod, inputFromZod } from './zod-input.js';
 
 // Only the filter is an enum: the item's `type` is the platform's own string ("live" or ""), which
 // no enum value could carry.
@@ -48,9 +48,8 @@ builder.queryField('liveStreams', (t) =>
       after: t.arg.string(),
       before: t.arg.string(),
     },
-    validate: { schema: liveStreamsArgs as never },
     resolve: async (_root, rawArgs, ctx, info) => {
-      const args = validated(liveStreamsArgs, rawArgs);
+      const args = ctx.validated(liveStreamsArgs, rawArgs);
       const filter = args.filter ?? {};
       checkCursors(liveStreamOrder, args);
       await ctx.access.reserve('live.search', info.path.key as string);

@@ -5,7 +5,6 @@ import { writeThroughMedias } from '../store/medias.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../upstreams/errors.js';
 import type { MediaItem, UserMediaPage } from '../upstreams/instagram/client.js';
 import { builder } from './builder.js';
-import { validated } from './zod-input.js';
 
 export const MediaObject = builder.objectRef<MediaItem>('Media').implement({
   description: 'A post on the photo platform, as fetched at request time',
@@ -79,9 +78,8 @@ builder.queryField('realtimeMedias', (t) =>
       userId: t.arg.string({ required: true }),
       offset: t.arg.string(),
     },
-    validate: { schema: realtimeMediasArgs as never },
     resolve: async (_root, rawArgs, ctx, info) => {
-      const args = validated(realtimeMediasArgs, rawArgs);
+      const args = ctx.validated(realtimeMediasArgs, rawArgs);
       await ctx.access.reserve('realtime.medias', info.path.key as string);
       const page = await fetchPage(ctx.services, args.userId, args.offset ?? '');
       // Part of the work, not a side effect: if the page cannot be kept, the call fails (500) and

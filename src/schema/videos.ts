@@ -7,7 +7,7 @@ import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';
 import { Gender } from './gender.js';
-import { enumFromZod, inputFromZod, validated } from './zod-input.js';
+import { enumFromZod, inputFromZod } from './zod-input.js';
 
 const VideoKind = enumFromZod('VideoType', videoTypeSchema);
 const VideoSort = enumFromZod('VideoSort', videoSort);
@@ -83,9 +83,8 @@ builder.queryField('videos', (t) =>
       before: t.arg.string(),
       offset: t.arg.int(),
     },
-    validate: { schema: videosArgs as never },
     resolve: async (_root, rawArgs, ctx, info) => {
-      const args = validated(videosArgs, rawArgs);
+      const args = ctx.validated(videosArgs, rawArgs);
       const filter = args.filter ?? {};
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
       checkCursors(videoOrders[search.sort], args);

@@ -69,8 +69,3 @@ export function inputFromZod(name: string, shape: Record<string, AnySchema>, des
       ),
   });
 }
-
-/** Field args as the zod schema typed them: @pothos/plugin-zod has parsed them before the resolver runs. */
-export function validated<S extends z.ZodType>(_schema: S, args: unknown): z.output<S> {
-  return args as z.output<S>;
-}

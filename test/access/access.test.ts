@@ -214,7 +214,7 @@ describe('errors reveal nothing internal', () => {
     const many = Array.from({ length: 11 }, (_, i) => `a${i}: viewer { plan }`).join(' ');
     const tooMany = await app.graphql(`{ ${many} }`);
     expect(tooMany.body.errors[0].message).toMatch(/at most 10 root fields/);
-    const huge = await app.yoga.fetch('http://test/graphql', {
+    const huge = await app.server.fetch('http://test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: await app.newKey() },
       body: JSON.stringify({ query: `{ viewer { plan } } # ${'x'.repeat(70_000)}` }),

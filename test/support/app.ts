@@ -1,16 +1,16 @@
 import { createApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { FrontDoor } from '../../src/http/server.js';
 import { createLogger } from '../../src/observability/log.js';
 import type { Services } from '../../src/services.js';
 import { createAccount, issueKey, type NewAccountOptions } from '../../src/store/accounts.js';
 import type { InstagramClient } from '../../src/upstreams/instagram/client.js';
-import type { createServer } from '../../src/yoga.js';
 import { createTestStore, type TestStore } from './store.js';
 
 export interface TestApp {
   store: TestStore;
   services: Services;
-  yoga: ReturnType<typeof createServer>;
+  server: FrontDoor;
   /** A new account with one key; the raw key. */
   newKey(options?: NewAccountOptions): Promise<string>;
   rest(path: string, init?: { method?: string; body?: unknown; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
@@ -31,19 +31,19 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: { 
   const lines: string[] = [];
   const log = createLogger({ write: (line: string) => lines.push(line) } as unknown as NodeJS.WritableStream);
   const built = await createApp(config, { log, store, instagram: options.instagram ?? null });
-  const { services, yoga } = built;
+  const { services, server } = built;
   let defaultKey: string | null = null;
   const app: TestApp = {
     store,
     services,
-    yoga,
+    server,
     newKey: async (options = { plan: 'pro' }) => (await issueKey(store.db, await createAccount(store.db, options))).key,
     async rest(path, init = {}) {
       const key = init.key === undefined ? (defaultKey ??= await app.newKey()) : init.key;
       const headers: Record<string, string> = { ...(init.headers ?? {}) };
       if (key !== null) headers.authorization = key;
       if (init.body !== undefined && !('content-type' in headers)) headers['content-type'] = 'application/json';
-      const response = await yoga.fetch(`http://test${path}`, {
+      const response = await server.fetch(`http://test${path}`, {
         method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
         headers,
         body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
@@ -52,7 +52,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: { 
     },
     async graphql(query, variables, key) {
       const useKey = key === undefined ? (defaultKey ??= await app.newKey()) : key;
-      const response = await yoga.fetch('http://test/graphql', {
+      const response = await server.fetch('http://test/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...(useKey !== null ? { authorization: useKey } : {}) },
         body: JSON.stringify({ query, variables }),

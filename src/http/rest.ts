@@ -1,16 +1,15 @@
-import { attachAccess, RequestAccess } from '../access/pipeline.js';
-import { readBodyText } from '../access/request-body.js';
 import { ApiError, type ErrorCode, type FieldError, isApiError } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
+import { decodeRestInput, restFieldErrors } from '../rest/codecs.js';
+import { errorResponse, jsonResponse, notFound, successBody } from '../rest/envelope.js';
+import { renderRest } from '../rest/render.js';
+import { type RestRoute, restRoutes } from '../rest/routes.js';
 import { compiledPlan } from '../schema/compiled.js';
 import { createContext } from '../schema/context.js';
 import { toClientError } from '../schema/errors.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services.js';
-import { decodeRestInput, restFieldErrors } from './codecs.js';
-import { errorResponse, jsonResponse, notFound, successBody } from './envelope.js';
-import { renderRest } from './render.js';
-import { type RestRoute, restRoutes } from './routes.js';
+import type { RequestScope } from './scope.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
 
@@ -20,9 +19,13 @@ for (const route of restRoutes) {
   if (!compiledPlan(schema, route.document)) throw new Error(`REST route ${route.path} does not compile`);
 }
 
-/** The REST front door: route, then the shared pipeline, then the route's GraphQL operation. */
-export async function handleRest(services: Services, request: Request): Promise<Response> {
-  const url = new URL(request.url);
+/**
+ * The REST door: the route (404), then the scope's pipeline, then the route's persisted GraphQL
+ * operation. The body is validated here, once, by the route's wire schema (which ends in the same
+ * zod input schema the GraphQL arguments use), so the resolvers take its arguments as they are.
+ */
+export async function handleRest(services: Services, scope: RequestScope): Promise<Response> {
+  const { request, url } = scope;
   const isPing = url.pathname === '/api/ping';
   const route = routesByPath.get(url.pathname);
   // Step 1: an unknown path, or a known one with the wrong method, is 404 before anything else.
@@ -30,21 +33,17 @@ export async function handleRest(services: Services, request: Request): Promise<
     return errorResponse(notFound());
   }
 
-  const access = new RequestAccess(services.access, request.headers.get('authorization'), services.work.signal(request));
-  attachAccess(request, access);
   // A REST route runs one root field: its charge stands only if the whole response is a success.
   let succeeded = false;
   let response: Response;
   try {
-    await access.enter();
+    await scope.enter();
     if (isPing) {
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
-      const input = decodeRestInput(route!.input, await readInput(request, route!, services.config.maxBodyBytes));
-      // The statements of a client that leaves are cancelled on the server (src/store/connect.ts).
-      const result = await services.store.cancellable(access.signal, async () =>
-        compiledPlan(schema, route!.document)!.query(undefined, createContext(services, access), route!.variables(input)),
-      );
+      const input = decodeRestInput(route!.input, await readInput(scope, route!, services.config.maxBodyBytes));
+      const context = createContext(services, scope.access, { argumentsValidated: true });
+      const result = await scope.run(async () => compiledPlan(schema, route!.document)!.query(undefined, context, route!.variables(input)));
       if (result.errors?.length) throw result.errors[0];
       const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
       const rootType = schema.getQueryType()!.getFields()[rootName].type;
@@ -55,7 +54,7 @@ export async function handleRest(services: Services, request: Request): Promise<
   } catch (error) {
     response = errorResponse(asApiError(services, error));
   } finally {
-    await access.settle(succeeded ? new Set() : 'all');
+    await scope.settle(succeeded ? new Set() : 'all');
   }
   return response;
 }
@@ -70,13 +69,13 @@ function asApiError(services: Services, error: unknown): ApiError {
   return new ApiError(code, code === 'INTERNAL' ? 'Internal Server Error' : clientError.message, restFieldErrors(fields), headers);
 }
 
-async function readInput(request: Request, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
-  if (route.method === 'GET') return queryParameters(new URL(request.url).searchParams);
-  const contentType = request.headers.get('content-type') ?? '';
+async function readInput(scope: RequestScope, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
+  if (route.method === 'GET') return queryParameters(scope.url.searchParams);
+  const contentType = scope.request.headers.get('content-type') ?? '';
   if (contentType.split(';')[0].trim().toLowerCase() !== 'application/json') {
     throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
   }
-  const text = await readBodyText(request, maxBytes);
+  const text = await scope.readBody();
   if (text === null) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
   if (text.trim() === '') return {};
   let body: unknown;

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { RequestAccess } from '../access/pipeline.js';
+import type { Services } from '../services.js';
+import { readBodyText } from './body.js';
+import { routeOf, type Telemetry } from './telemetry.js';
+
+/**
+ * One request's way through the service, whichever door it takes: its id and route label, its
+ * key and limits, quota reservations and their settlement (RequestAccess), its body read with the
+ * byte limit, and the cancellation of its work when the client leaves or the shutdown grace ends.
+ * The front door (server.ts) opens one per request and finishes it with the response; the REST
+ * and GraphQL doors only call enter(), run() and settle() on it.
+ */
+export class RequestScope {
+  readonly access: RequestAccess;
+  /** Aborts when the client goes away or the server stops waiting: running statements are cancelled. */
+  readonly signal: AbortSignal;
+  readonly #telemetry: Telemetry;
+
+  constructor(
+    private readonly services: Services,
+    readonly request: Request,
+    readonly url: URL,
+  ) {
+    this.signal = services.work.signal(request);
+    this.access = new RequestAccess(services.access, request.headers.get('authorization'), this.signal);
+    this.#telemetry = { id: requestId(request), at: performance.now(), route: routeOf(url, request.method) };
+  }
+
+  get id(): string {
+    return this.#telemetry.id;
+  }
+
+  /** Pipeline steps 2-3: the key (401), then rate and in-flight limits (429). */
+  enter(): Promise<unknown> {
+    return this.access.enter();
+  }
+
+  /** The body as text within MAX_BODY_BYTES, or null when it is larger. */
+  readBody(): Promise<string | null> {
+    return readBodyText(this.request, this.services.config.maxBodyBytes);
+  }
+
+  /** Runs the work so that its statements are cancelled on the server if the client leaves. */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return this.services.store.cancellable(this.signal, work);
+  }
+
+  /** Pipeline step 7: keeps the charges of the root fields that succeeded, refunds the rest, frees the slot. */
+  settle(failedRoots: ReadonlySet<string> | 'all'): Promise<void> {
+    return this.access.settle(failedRoots);
+  }
+
+  /** The response as sent: request id and quota headers, one log line and the metrics. */
+  async finish(response: Response): Promise<Response> {
+    this.services.work.end(this.request);
+    const { services, access } = this;
+    const seconds = (performance.now() - this.#telemetry.at) / 1000;
+    response.headers.set('x-request-id', this.#telemetry.id);
+    if (access.caller) {
+      // The database may have gone away after the work: the answer stands without the header.
+      const remaining = await access.quotaRemaining().catch(() => null);
+      if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
+    }
+    const route = this.#telemetry.route;
+    services.metrics.request(route, response.status, seconds);
+    if (route === 'healthz' || route === 'readyz' || route === 'metrics') return response;
+    const charged = access.charged();
+    for (const { endpoint, units } of charged) services.metrics.charged(endpoint, units);
+    services.log.info('request', {
+      requestId: this.#telemetry.id,
+      method: this.request.method,
+      route,
+      status: response.status,
+      durationMs: Math.round(seconds * 10_000) / 10,
+      accountId: access.caller?.accountId,
+      units: charged.reduce((sum, { units }) => sum + units, 0),
+    });
+    return response;
+  }
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The caller's own X-Request-Id when it is sane, else a new one; echoed back either way. */
+function requestId(request: Request): string {
+  const given = request.headers.get('x-request-id');
+  return given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}

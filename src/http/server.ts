@@ -1,0 +1,65 @@
+import { createServerAdapter } from '@whatwg-node/server';
+import { assertAdmin } from '../access/admin.js';
+import { ApiError } from '../domain/errors.js';
+import { serveApiDescription } from '../rest/docs.js';
+import { errorResponse, Response } from '../rest/envelope.js';
+import type { Services } from '../services.js';
+import { createGraphQLDoor } from './graphql.js';
+import { handleRest } from './rest.js';
+import { RequestScope } from './scope.js';
+
+// The front door: every request gets one scope (scope.ts), is routed, and is finished with its
+// response (request id, quota header, log line, metrics):
+//   /api/openapi.json, /docs   the API description (no key)
+//   /api/*                     REST: the contract's routes as persisted GraphQL operations (rest.ts)
+//   /graphql                   GraphQL and GraphiQL (graphql.ts, yoga)
+//   /healthz, /readyz          liveness and readiness (no key); /metrics behind the admin token
+// Anything else is a 404 in the contract's envelope.
+
+/** /readyz answers within this, database or not: a probe must not hang with the database. */
+const READY_TIMEOUT_MS = 2_000;
+
+export function createFrontDoor(services: Services) {
+  const graphql = createGraphQLDoor(services);
+
+  async function route(scope: RequestScope): Promise<Response> {
+    const { request, url } = scope;
+    // Before the REST door, which answers 404 for any other /api path: no key, no quota.
+    const description = serveApiDescription(request, url);
+    if (description) return description;
+    if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return handleRest(services, scope);
+    if (url.pathname === '/graphql') return graphql.handleRequest(request, { scope });
+    if (url.pathname === '/healthz') return Response.json({ status: 'ok' });
+    if (url.pathname === '/readyz') return readiness(services);
+    if (url.pathname === '/metrics' && !services.config.metricsPort && services.config.adminToken) return metrics(services, request);
+    return errorResponse(new ApiError('NOT_FOUND', 'Not Found'));
+  }
+
+  return createServerAdapter(async (request: Request) => {
+    const scope = new RequestScope(services, request, new URL(request.url));
+    return scope.finish(await route(scope));
+  });
+}
+
+export type FrontDoor = ReturnType<typeof createFrontDoor>;
+
+/**
+ * Ready once the database answers and the search index (when on) has loaded: until then searches
+ * are exact but slow, and traffic is better sent to a warm instance.
+ */
+async function readiness(services: Services): Promise<Response> {
+  const database = await services.store.ping(READY_TIMEOUT_MS);
+  const index = !services.search || services.search.ready;
+  const status = !database ? 'unavailable' : !index ? 'loading search index' : 'ok';
+  return Response.json({ status }, { status: database && index ? 200 : 503 });
+}
+
+/** Without a METRICS_PORT of their own, metrics sit behind the admin token. */
+async function metrics(services: Services, request: Request): Promise<Response> {
+  try {
+    assertAdmin(request.headers.get('authorization'), services.config.adminToken);
+  } catch (error) {
+    return errorResponse(error as ApiError);
+  }
+  return new Response(await services.metrics.registry.metrics(), { headers: { 'content-type': services.metrics.registry.contentType } });
+}
