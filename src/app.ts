@@ -55,7 +55,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   }
   const limiter = createLimiter({ redisUrl: config.redisUrl });
   const metrics = createMetrics();
-  // decisions.md §7: without INSTAGRAM_UPSTREAM_URL, realtime fetches go to the built-in simulator
+  // docs/contract/decisions.md §7: without INSTAGRAM_UPSTREAM_URL, realtime fetches go to the built-in simulator
   // (in this process, on a free local port), and the operator is told the data is not real.
   let instagramSimulator: { url: string; close(): Promise<void> } | null = null;
   if (parts.instagram === undefined && !config.instagramUpstreamUrl) {

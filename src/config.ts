@@ -1,4 +1,4 @@
-// Every setting the service reads from its environment (decisions.md §7), read in one place.
+// Every setting the service reads from its environment (docs/contract/decisions.md §7), read in one place.
 export interface Config {
   port: number;
   host: string;

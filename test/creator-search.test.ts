@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-// The expected order: descending by the sort key, then by user_id (bytewise), as decisions.md §2 says.
+// The expected order: descending by the sort key, then by user_id (bytewise), as docs/contract/decisions.md §2 says.
 const byDesc = (key: (c: SeedCreator) => number) => (a: SeedCreator, b: SeedCreator) =>
   key(b) - key(a) || (a.user_id < b.user_id ? 1 : a.user_id > b.user_id ? -1 : 0);
 const byFollowers = byDesc((c) => c.follower_count);
@@ -122,7 +122,7 @@ describe('creator search over REST', () => {
     expect(answer.data.items.map((c: { user_id: string }) => c.user_id)).toEqual(expected(() => true, byDesc((c) => c.avg_engagement_rate)));
   });
 
-  // decisions.md's relevance as we define it (README): exact username, username prefix, full-name
+  // the relevance we define (docs/decisions.md): exact username, username prefix, full-name
   // prefix, any other match; then followers, then user_id, all descending.
   const rankFor = (query: string) => (c: SeedCreator) => {
     const q = query.toLowerCase();

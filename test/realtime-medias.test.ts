@@ -61,7 +61,7 @@ async function upstreamPage(userId: string, maxId = ''): Promise<SimFeedPage> {
   return (await response.json()) as SimFeedPage;
 }
 
-// decisions.md §3, written out independently of the client's mapping.
+// docs/contract/decisions.md §3, written out independently of the client's mapping.
 const area = (v: SimVersion) => v.width * v.height;
 const largest = (versions: SimVersion[]) => versions.reduce((best, v) => (area(v) > area(best) ? v : best));
 const mainUrl = (m: SimMedia | SimFeedItem) => largest(m.media_type === 2 ? m.video_versions! : m.image_versions2!.candidates).url;

@@ -100,7 +100,7 @@ describe('seedDemo', () => {
     expect(await Promise.all(tables.map(([table, key]) => digest(table, key)))).toEqual(before);
   });
 
-  // Every filter of creator search (contract §4.1, decisions.md §2) keeps some creators and drops others.
+  // Every filter of creator search (contract §4.1, docs/contract/decisions.md §2) keeps some creators and drops others.
   it.each([
     ['query', sql`lower(username) LIKE '%tech%' OR lower(full_name) LIKE '%tech%'`],
     ['category_ids (level 2)', sql`category_ids && (SELECT array_agg(id) FROM categories WHERE id = 101 OR parent_id = 101)`],
@@ -131,7 +131,7 @@ describe('seedDemo', () => {
     expect(matching).toBeLessThan(DEMO_SIZES.creators);
   });
 
-  // Video search: the video's own fields, and the channel metrics (decisions.md §2).
+  // Video search: the video's own fields, and the channel metrics (docs/contract/decisions.md §2).
   it.each([
     ['query', sql`lower(v.title) LIKE '%tutorial%' OR lower(v.description) LIKE '%tutorial%'`],
     ['categorys', sql`v.category_id = 20`],

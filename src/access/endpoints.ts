@@ -1,4 +1,4 @@
-// The metered endpoints (decisions.md §1): the id a plan names, and the units a success costs.
+// The metered endpoints (docs/contract/decisions.md §1): the id a plan names, and the units a success costs.
 export const endpoints = {
   'search.creators': { cost: 100 },
   'search.videos': { cost: 100 },

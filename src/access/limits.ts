@@ -2,7 +2,7 @@ import type { Limiter } from './limits-core.js';
 import { createMemoryLimiter } from './limits-memory.js';
 import { createRedisLimiter } from './limits-redis.js';
 
-// Per-key rate and in-flight limits (decisions.md §4: refused with 429 and a whole-second
+// Per-key rate and in-flight limits (docs/contract/decisions.md §4: refused with 429 and a whole-second
 // Retry-After). AccessService.admit calls acquire() once per request and keeps the release.
 
 export interface LimiterOptions {

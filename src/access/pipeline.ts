@@ -1,7 +1,7 @@
 import { ApiError } from '../domain/errors.js';
 import { type EndpointId, endpoints } from './endpoints.js';
 
-// The one request pipeline, for REST and GraphQL alike (decisions.md §4):
+// The one request pipeline, for REST and GraphQL alike (docs/contract/decisions.md §4):
 //   route (404) → identify the key (401) → rate and in-flight limits (429) → validate (400)
 //   → plan, subscription, quota reserved (403) → the work → charge on success, refund on failure.
 // Routing and validation belong to the two front doors (src/rest, src/schema); every other step

@@ -10,7 +10,7 @@ import { createRefunds } from './refunds.js';
 
 const unauthorized = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
-/** The raw key only: no scheme, no whitespace anywhere (decisions.md §4). */
+/** The raw key only: no scheme, no whitespace anywhere (docs/contract/decisions.md §4). */
 function rawKeyOf(authorization: string | null): string {
   if (authorization === null || authorization === '') throw unauthorized('Unauthorized: missing Authorization header');
   if (/^bearer\b/i.test(authorization)) throw unauthorized('Unauthorized: send the raw API key, without a Bearer prefix');

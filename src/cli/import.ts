@@ -20,7 +20,7 @@ const PROGRESS_EVERY_LINES = 10_000;
 const formatCount = (value: number) => value.toLocaleString('en-US');
 
 /**
- * Loads an NDJSON stream of one kind (decisions.md §7), streaming: memory holds a few batches of
+ * Loads an NDJSON stream of one kind (docs/contract/decisions.md §7), streaming: memory holds a few batches of
  * lines, those being validated and the one being loaded. Every rejected line is reported on
  * `stderr` as `line N: <field>: <reason>` (a line that is not JSON: `line N: not valid JSON (…)`),
  * the valid ones are upserted by id through the store's bulk transport. Blank lines are skipped;

@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 
-// `creator-data <command>`: every command honours the variables of decisions.md §7.
+// `creator-data <command>`: every command honours the variables of docs/contract/decisions.md §7.
 const usage = `usage: creator-data <command>
   start                      migrate, load the demo set into an empty store, print a demo key, serve
   serve                      serve without seeding

@@ -5,7 +5,7 @@ import type { Database } from '../store/database.js';
 import { replaceSnapshot } from '../store/live-streams.js';
 import { createTwitchClient, type TwitchClient } from '../upstreams/twitch/client.js';
 
-// The live-stream collector (decisions.md §8): pages the platform's stream list and replaces the
+// The live-stream collector (docs/contract/decisions.md §8): pages the platform's stream list and replaces the
 // snapshot only once a whole pass succeeded. A failed pass changes nothing: searches keep
 // answering from the previous snapshot, which is better than a partial one.
 

@@ -14,7 +14,7 @@ export const creatorNumericBounds = [
   [null, 'retweetRatioMax', 'retweet_ratio'],
 ] as const;
 
-// Filters on the video's channel (decisions.md §2); the channel is joined only when one is used.
+// Filters on the video's channel (docs/contract/decisions.md §2); the channel is joined only when one is used.
 export const channelNumericBounds = [
   ['followerCountMin', 'followerCountMax', 'follower_count'],
   ['avgEngagementRateMin', 'avgEngagementRateMax', 'avg_engagement_rate'],

@@ -1,7 +1,7 @@
 // What the search index keeps of each record: the store reads these rows, the index files them.
 
 /**
- * What the search index keeps of a creator (src/search/creators.ts), in exact numbers: metrics in
+ * What the search index keeps of a creator (src/search/tables/creators.ts), in exact numbers: metrics in
  * cents (numeric(20,2) × 100), times in epoch milliseconds (NaN for NULL), text as lower() made it.
  */
 export interface CreatorIndexRow {
@@ -45,7 +45,7 @@ export interface ChannelIndexRow {
   recentMonthPublishCount: number;
 }
 
-/** What the search index keeps of a video (src/search/videos.ts): times in epoch ms, text as lower() made it. */
+/** What the search index keeps of a video (src/search/tables/videos.ts): times in epoch ms, text as lower() made it. */
 export interface VideoIndexRow {
   videoId: string;
   channelId: string;
@@ -57,7 +57,7 @@ export interface VideoIndexRow {
   playCount: number;
 }
 
-/** What the search index keeps of a live stream (src/search/live-streams.ts). */
+/** What the search index keeps of a live stream (src/search/tables/live-streams.ts). */
 export interface LiveStreamIndexRow {
   id: string;
   userId: string;

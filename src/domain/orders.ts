@@ -1,6 +1,6 @@
 
 
-// The documented orders (decisions.md §2): every one descending, the id last as the tie-break
+// The documented orders (docs/contract/decisions.md §2): every one descending, the id last as the tie-break
 // (bytewise, as COLLATE "C"), so pages never overlap or skip. An order's name tags its cursors; its
 // key types let a cursor's values be checked before they reach SQL or the index. The store adds
 // the SQL expressions (src/store/*.ts), the search index its own sorted orders (src/search/).

@@ -66,7 +66,7 @@ const useOperationLimits: Plugin = {
 
 /**
  * yoga answers the requests it refuses itself (a document that does not parse or validate) with
- * codes of its own (GRAPHQL_PARSE_FAILED, …); ours are a closed set (decisions.md §6), and every
+ * codes of its own (GRAPHQL_PARSE_FAILED, …); ours are a closed set (docs/contract/decisions.md §6), and every
  * error that is not ours already is the client's: BAD_REQUEST.
  */
 const useClosedErrorCodes: Plugin = {

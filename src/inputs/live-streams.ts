@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkConnectionArgs, cursor, cursorArgsShape, DEFAULT_PAGE_SIZE, freeText, MAX_PAGE_SIZE } from './common.js';
 
-// Live-stream search (contract §4.3, decisions.md §2), camelCase; the REST body uses the same names
+// Live-stream search (contract §4.3, docs/contract/decisions.md §2), camelCase; the REST body uses the same names
 // in snake_case. An empty string does not filter, as an empty creator `query` does not.
 
 const filterText = freeText(128);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { freeText } from './common.js';
 
-// Realtime media list (contract §4.4, decisions.md §2). The same schema checks the GraphQL
+// Realtime media list (contract §4.4, docs/contract/decisions.md §2). The same schema checks the GraphQL
 // arguments and, in snake_case, the REST query parameters (`user_id`, `offset`).
 
 export const realtimeMediasArgs = z.strictObject({

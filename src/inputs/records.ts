@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../domain/durations.js';
 import { INT32_MAX, isInstant, METRIC_LIMIT } from './common.js';
 
-// One NDJSON line of each import kind (decisions.md §7): the response item's field names in
+// One NDJSON line of each import kind (docs/contract/decisions.md §7): the response item's field names in
 // snake_case, metrics as JSON numbers, gender and video_type as the response strings.
 //
 // Required: the id(s) of the record and what the table has no default for (a video's channel_id and

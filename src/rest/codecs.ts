@@ -13,7 +13,7 @@ const integerCode = <const Codes extends number[]>(codes: Codes, description: st
 
 const integerCodes = {
   gender: integerCode([0, 1, 2], '0 = unknown, 1 = male, 2 = female').transform((n) => (['UNKNOWN', 'MALE', 'FEMALE'] as const)[n]),
-  // 0 or absent does not filter (decisions.md §2).
+  // 0 or absent does not filter (docs/contract/decisions.md §2).
   hasEmail: integerCode([0, 1], '1 = only creators with contact details; 0 or absent does not filter').transform((n) => n === 1),
   verified: integerCode([0, 1], '1 = only verified creators; 0 or absent does not filter').transform((n) => n === 1),
   videoType: integerCode([1, 2], '1 = video, 2 = short').transform((n) => (n === 2 ? 'SHORT' : 'VIDEO')),

@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode, type FieldError, statusOfCode } from '../doma
 // ReadableStream pumped chunk by chunk (about a tenth of a small REST answer's CPU).
 export { Response };
 
-// The contract's envelopes (§2.1, §7; decisions.md §3, §5).
+// The contract's envelopes (§2.1, §7; docs/contract/decisions.md §3, §5).
 
 export function successBody(data: unknown, message = 'success') {
   return { success: true, code: 200, message, data };

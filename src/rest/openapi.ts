@@ -357,7 +357,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         : { requestBody: { required: false, content: { 'application/json': { schema: inputSchema(route) } } } };
     addOperation(route.path, route.method.toLowerCase(), route.endpoint, route.dataSchema(rootSchema(route, items)), 'success', input);
   }
-  // src/rest/handler.ts answers ping itself: `{ time }`, message "pong".
+  // src/http/rest.ts answers ping itself: `{ time }`, message "pong".
   addOperation(PING_PATH, 'get', 'ping', objectSchema({ time: { type: 'string', format: 'date-time', description: 'The server time' } }), 'pong', {});
 
   const responses = Object.fromEntries(

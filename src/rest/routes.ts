@@ -14,7 +14,7 @@ import { describe, objectSchema, type JsonSchema, type ObjectSchema } from './js
 export interface RestRoute {
   method: 'GET' | 'POST';
   path: string;
-  /** The endpoint id plans name and quota is charged to (decisions.md §1). */
+  /** The endpoint id plans name and quota is charged to (docs/contract/decisions.md §1). */
   endpoint: EndpointId;
   /** The request body (POST) or query parameters (GET), in the schema's camelCase names. */
   input: z.ZodType & { shape: Record<string, z.ZodType> };

@@ -8,7 +8,7 @@ import { isCancelledOnRequest, isDatabaseUnavailable } from '../store/errors.js'
 export interface ApiErrorExtensions {
   code: ErrorCode;
   fields?: FieldError[];
-  /** Only for 401, 429 and 503: GraphQL answers those with the HTTP status too (decisions.md §6). */
+  /** Only for 401, 429 and 503: GraphQL answers those with the HTTP status too (docs/contract/decisions.md §6). */
   http?: { status: number; headers?: Record<string, string> };
 }
 

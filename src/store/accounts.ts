@@ -51,7 +51,7 @@ export async function findActiveKey(db: Kysely<Database>, keyHash: Buffer): Prom
     .where('k.status', '=', 'active')
     .executeTakeFirst();
   if (!row) return null;
-  // An account's own rate overrides its plan's; its burst is then twice that (decisions.md §7).
+  // An account's own rate overrides its plan's; its burst is then twice that (docs/contract/decisions.md §7).
   const ratePerSecond = row.accountRate ?? row.planRate;
   return {
     keyId: row.keyId,

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { type FetchedMedia, PHOTO_PLATFORM } from '../domain/records.js';
 import type { Database, NewCreator, NewMedia } from './database.js';
 
-// Write-through of realtime fetches (decisions.md §1: the photo platform is read at request time
+// Write-through of realtime fetches (docs/contract/decisions.md §1: the photo platform is read at request time
 // and what it returns is kept): the posts in `medias`, their authors in `creators`.
 
 function mediaRow(media: FetchedMedia): NewMedia {

@@ -126,7 +126,7 @@ export async function videoIndexRows(db: Kysely<Database>, after: string | null,
 
 /**
  * A batch of video ids by date (oldest first), after the video `after`: the search index numbers
- * its slots in this order (src/search/videos.ts). Read from the date index alone.
+ * its slots in this order (src/search/tables/videos.ts). Read from the date index alone.
  */
 export async function videoIdsByDate(db: Kysely<Database>, after: string | null, limit: number): Promise<string[]> {
   let query = db.selectFrom('videos').select('video_id').orderBy('create_at').orderBy('video_id').limit(limit);

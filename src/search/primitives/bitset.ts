@@ -54,7 +54,7 @@ export class BitsetPool {
 }
 
 // The word-wise operations take an optional window [from, to) of words: a search narrowed to the
-// slots of a date range (src/search/matcher.ts) leaves every word outside it alone.
+// slots of a date range (src/search/tables/matcher.ts) leaves every word outside it alone.
 
 export function popcount(words: Uint32Array, to = words.length, from = 0): number {
   let total = 0;

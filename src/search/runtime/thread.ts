@@ -11,7 +11,7 @@ import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.j
 import { type RowChanges, SearchRows } from '../row-cache.js';
 import { LocalSearch } from './search-index.js';
 
-// The search index in a worker thread of its own (src/search/worker.ts). One event loop served
+// The search index in a worker thread of its own (src/search/runtime/worker.ts). One event loop served
 // HTTP, GraphQL, the pipeline and the index, and was the limit at 16 connections while the
 // machine's other core sat partly idle; the index's share of a search (a third of its CPU on
 // filtered creator searches) now runs beside the rest. Searches cross as structured clones of a

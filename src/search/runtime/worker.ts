@@ -4,7 +4,7 @@ import { openStore, type ReadConnection } from '../../store/connect.js';
 import { SearchIndex } from './search-index.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';
 
-// The search index in a thread of its own (src/search/thread.ts starts it): its own connections
+// The search index in a thread of its own (src/search/runtime/thread.ts starts it): its own connections
 // load it and follow the change feed; the pipeline's thread sends searches and gets ids and totals.
 
 const port = parentPort!;
