@@ -1,6 +1,7 @@
 import { createServerAdapter } from '@whatwg-node/server';
 import { assertAdmin } from '../access/admin.js';
-import { ApiError } from '../domain/errors.js';
+import { ApiError, internalError } from '../domain/errors.js';
+import { errorReport } from '../observability/log.js';
 import { serveApiDescription } from '../rest/docs.js';
 import { errorResponse, Response } from '../rest/envelope.js';
 import type { Services } from '../services.js';
@@ -37,7 +38,15 @@ export function createFrontDoor(services: Services) {
 
   return createServerAdapter(async (request: Request) => {
     const scope = new RequestScope(services, request, new URL(request.url));
-    return scope.finish(await route(scope));
+    let response: Response;
+    try {
+      response = await route(scope);
+    } catch (error) {
+      // The doors answer their own errors; this is a bug, and the scope must still be finished.
+      errorReport(services.log).unexpected(error);
+      response = errorResponse(internalError());
+    }
+    return scope.finish(response);
   });
 }
 
