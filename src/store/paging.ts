@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { type CursorValue, decodeCursor, DEFAULT_FIRST, encodeCursor, type Page, type PageArgs } from '../domain/cursors.js';
-import type { Order } from '../domain/orders.js';
+import type { KeyType, Order } from '../domain/orders.js';
 import { toCount } from './values.js';
 
 // Keyset pages for every connection (PostGraphile's shape):
@@ -21,8 +21,11 @@ export function sortKey(order: Order, ...expressions: RawBuilder<unknown>[]): So
 
 const keyAlias = (index: number) => `__k${index}`;
 
-function cursorValue(value: unknown): CursorValue {
+// A cursor must not depend on the driver (pg reads a bigint as a string, PGlite as a number) nor
+// on the path that found the row: integer keys are numbers, as the search index writes them.
+function cursorValue(value: unknown, type: KeyType): CursorValue {
   if (value instanceof Date) return value.toISOString();
+  if (type === 'integer' && (typeof value === 'bigint' || typeof value === 'string') && Number.isSafeInteger(Number(value))) return Number(value);
   if (typeof value === 'bigint') return value.toString();
   return value as CursorValue;
 }
@@ -55,7 +58,7 @@ function pageOf<O>(fetched: Record<string, unknown>[], sort: SortKey, args: Page
   const hasMore = fetched.length > limit;
   const rows = fetched.slice(0, limit);
   if (backward) rows.reverse();
-  const cursors = rows.map((row) => encodeCursor(sort.order.name, sort.expressions.map((_, i) => cursorValue(row[keyAlias(i)]))));
+  const cursors = rows.map((row) => encodeCursor(sort.order.name, sort.expressions.map((_, i) => cursorValue(row[keyAlias(i)], sort.order.keys[i].type))));
   return {
     rows: rows as O[],
     cursors,
