@@ -8,7 +8,7 @@ import { builder } from './builder.js';
 import { NodeRef } from './node.js';
 
 export const MediaObject = builder.objectRef<MediaItem>('Media').implement({
-  description: 'A post on the photo platform, as fetched at request time (and kept: `node(id)` finds it again)',
+  description: 'A post on the photo platform, as fetched at request time',
   interfaces: [NodeRef],
   fields: (t) => ({
     authorUserId: t.exposeString('authorUserId'),
