@@ -4,7 +4,7 @@ import { seedDemo } from '../src/cli/seed.js';
 import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
 import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
-import { defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
+import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
 import { forceSelectStrategy } from '../src/search/primitives/sort-order.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
@@ -294,6 +294,16 @@ describe('the in-memory video index', () => {
           await compareVideos({ filter, sort }, { first: 20, after: first.cursors.at(-1) }, `video #${run} after`);
           await compareVideos({ filter, sort }, { last: 20, before: first.cursors[0] }, `video #${run} before`);
         }
+        // One channel's videos (Channel.videos): the same filter without its channel conditions.
+        const own = channelVideoFilter.safeParse(Object.fromEntries(Object.entries(filter).filter(([field]) => field in channelVideoFilterShape)));
+        if (own.success) {
+          const channelId = rng.chance(0.9) ? pick(rng, videoRows).channelId : 'no-such-channel';
+          const inChannel = await compareVideos({ filter: own.data, sort, channelId }, { first: rng.int(1, 10) }, `channel video #${run}`);
+          if (inChannel.cursors.length > 0) {
+            await compareVideos({ filter: own.data, sort, channelId }, { first: 3, after: inChannel.cursors.at(-1) }, `channel video #${run} after`);
+            await compareVideos({ filter: own.data, sort, channelId }, { last: 3, before: inChannel.cursors[0] }, `channel video #${run} before`);
+          }
+        }
       }
     } finally {
       setSmallSegmentRows(256);
@@ -337,6 +347,10 @@ describe('the in-memory video index', () => {
         const parsed = videosArgs.safeParse({ filter: randomVideoFilter(rng) });
         if (!parsed.success) continue;
         await compareVideos({ filter: parsed.data.filter!, sort: 'NEWEST' }, { first: 20 }, `after channel writes ${round} #${run}`);
+      }
+      // Each channel's own videos, moved ones and emptied or deleted channels included.
+      for (const channelId of [...new Set(channels)]) {
+        await compareVideos({ filter: {}, sort: 'NEWEST', channelId }, { first: 50 }, `channel ${channelId} after channel writes ${round}`);
       }
       for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}] as VideoFilter[]) {
         await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `${JSON.stringify(filter)} after channel writes ${round}`);

@@ -5,7 +5,10 @@ export const endpoints = {
   'live.search': { cost: 1 },
   'realtime.medias': { cost: 100 },
   ping: { cost: 0 },
+  'graph.lookup': { cost: 1 },
 } as const;
 
 export type EndpointId = keyof typeof endpoints;
+/** The endpoints only GraphQL fields are charged to (lookups by key): no REST route names them. */
+export type RestEndpointId = Exclude<EndpointId, 'graph.lookup'>;
 export const endpointIds = Object.keys(endpoints) as EndpointId[];

@@ -84,6 +84,14 @@ export interface Video {
   lastUpdateAt: Date;
 }
 
+/** A node of the category taxonomy (levels 1 to 3; level-2 and level-3 ids classify records). */
+export interface Category {
+  categoryId: number;
+  parentId: number | null;
+  level: number;
+  name: string;
+}
+
 export interface LiveStream {
   id: string;
   userId: string;

@@ -45,10 +45,29 @@ export const videosArgs = z
   .object({ filter: videoFilter.nullish(), sortBy: videoSort.nullish(), ...connectionArgsShape })
   .superRefine(checkConnectionArgs);
 
+/** The filter fields that bound the video's channel: a channel's own videos (`Channel.videos`) have none. */
+const channelConditionFields = ['locations', 'gender', ...channelNumericBounds.flatMap(([min, max]) => [min, max])] as const;
+type ChannelConditionField = (typeof channelConditionFields)[number];
+
+function withoutChannelConditions<Shape extends Record<string, z.ZodType>>(shape: Shape): Omit<Shape, ChannelConditionField> {
+  const fields = new Set<string>(channelConditionFields);
+  return Object.fromEntries(Object.entries(shape).filter(([field]) => !fields.has(field))) as Omit<Shape, ChannelConditionField>;
+}
+
+// `Channel.videos`: the video filter without the channel conditions (the channel is given).
+export const channelVideoFilterShape = withoutChannelConditions(videoFilterShape);
+export const channelVideoFilter = filterSchema(channelVideoFilterShape);
+
+export const channelVideosArgs = z
+  .object({ filter: channelVideoFilter.nullish(), sortBy: videoSort.nullish(), ...connectionArgsShape })
+  .superRefine(checkConnectionArgs);
+
 /** A validated video search: the filter and the order it is read in. */
 export interface VideoSearch {
   filter: VideoFilter;
   sort: VideoSort;
+  /** Only this channel's videos (`Channel.videos`); the filter then has no channel conditions. */
+  channelId?: string | null;
 }
 
 export function defaultVideoSort(filter: VideoFilter): VideoSort {

@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { type EndpointId, endpoints } from '../access/endpoints.js';
+import { endpoints, type RestEndpointId } from '../access/endpoints.js';
 import { type ErrorCode, statusOfCode } from '../domain/errors.js';
 import { schema } from '../schema/index.js';
 import { restInputSchema, toSnake } from './codecs.js';
@@ -38,7 +38,7 @@ interface Operation {
 }
 
 // What a reader needs to know beyond the shapes; the operation ids are the typed client's method names.
-const operations: Record<EndpointId, Operation> = {
+const operations: Record<RestEndpointId, Operation> = {
   'search.creators': {
     operationId: 'searchCreators',
     summary: 'Creator search (microblog platform)',
@@ -284,7 +284,7 @@ function rootSchema(route: RestRoute, items: ItemSchemas): ObjectSchema {
 
 const pascal = (name: string) => name[0].toUpperCase() + name.slice(1);
 
-function operationObject(endpoint: EndpointId, success: JsonSchema, input: Record<string, unknown>) {
+function operationObject(endpoint: RestEndpointId, success: JsonSchema, input: Record<string, unknown>) {
   const operation = operations[endpoint];
   const cost = endpoints[endpoint].cost;
   const quota = cost === 0 ? 'Free: costs no quota units.' : `Costs ${cost} quota unit${cost === 1 ? '' : 's'} per successful request; failures cost nothing.`;
@@ -344,7 +344,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   const items = new ItemSchemas();
   const schemas: Record<string, JsonSchema> = {};
   const paths: OpenApiDocument['paths'] = {};
-  const addOperation = (path: string, method: string, endpoint: EndpointId, data: JsonSchema, message: string, input: Record<string, unknown>) => {
+  const addOperation = (path: string, method: string, endpoint: RestEndpointId, data: JsonSchema, message: string, input: Record<string, unknown>) => {
     const name = `${pascal(operations[endpoint].operationId)}Response`;
     schemas[name] = successEnvelope(data, message);
     paths[path] = { ...paths[path], [method]: operationObject(endpoint, ref('schemas', name), input) };

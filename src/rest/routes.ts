@@ -1,6 +1,6 @@
 import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
-import type { EndpointId } from '../access/endpoints.js';
+import type { RestEndpointId } from '../access/endpoints.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../inputs/common.js';
 import { creatorFilterShape, creatorSearchBody } from '../inputs/creators.js';
 import { liveStreamFilterShape, liveStreamSearchBody } from '../inputs/live-streams.js';
@@ -15,7 +15,7 @@ export interface RestRoute {
   method: 'GET' | 'POST';
   path: string;
   /** The endpoint id plans name and quota is charged to (docs/contract/decisions.md §1). */
-  endpoint: EndpointId;
+  endpoint: RestEndpointId;
   /** The request body (POST) or query parameters (GET), in the schema's camelCase names. */
   input: z.ZodType & { shape: Record<string, z.ZodType> };
   document: DocumentNode;
@@ -32,7 +32,7 @@ const pick = (input: Record<string, unknown>, keys: readonly string[]) =>
 /** Contract §2.2: a page/page_size search over a connection with an exact total. */
 function pagedSearch(options: {
   root: 'creators' | 'videos';
-  endpoint: EndpointId;
+  endpoint: RestEndpointId;
   filterShape: Record<string, unknown>;
   body: RestRoute['input'];
   path: string;

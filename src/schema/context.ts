@@ -8,6 +8,7 @@ import type { Services } from '../services.js';
 import { loadChannels } from '../store/channels.js';
 import type { Database } from '../store/database.js';
 import { videosWithChannelsById } from '../store/videos.js';
+import { graphLoaders, type GraphLoaders, readByKey } from './loaders.js';
 
 export interface Context {
   /** The primary: writes, and reads that must see them. */
@@ -16,7 +17,7 @@ export interface Context {
   readDb: Kysely<Database>;
   services: Services;
   access: RequestAccess;
-  loaders: { channel: DataLoader<string, Channel | null> };
+  loaders: { channel: DataLoader<string, Channel | null> } & GraphLoaders;
   /** The videos of a page found by the index, their channels read with them. */
   videosById: (ids: string[]) => Promise<Video[]>;
   /**
@@ -46,12 +47,8 @@ const asValidated = <S extends z.ZodType>(_schema: S, args: unknown) => args as 
 export function createContext(services: Services, access: RequestAccess, options: ContextOptions = {}): Context {
   const { db, readDb } = services.store;
   const search = services.search;
-  const channels = async (ids: readonly string[]): Promise<(Channel | null)[]> => {
-    if (!search?.ready) return loadChannels(readDb, ids);
-    const found = await search.rows.channels.read(ids, async (missing) => (await loadChannels(readDb, missing)).filter((c): c is Channel => c !== null), channelIdOf);
-    const byId = new Map(found.map((channel) => [channel.channelId, channel]));
-    return ids.map((id) => byId.get(id) ?? null);
-  };
+  const channels = (ids: readonly string[]): Promise<(Channel | null)[]> =>
+    readByKey(ids, search?.ready ? search.rows.channels : null, async (missing) => (await loadChannels(readDb, missing)).filter((c): c is Channel => c !== null), channelIdOf);
   const channel = new DataLoader(channels);
   // The channels come in the videos' statement: the page's channel fields then need none of their
   // own, and later pages find them in the row cache.
@@ -64,7 +61,8 @@ export function createContext(services: Services, access: RequestAccess, options
     return found.videos;
   };
   const validated = options.argumentsValidated ? asValidated : parseArguments;
-  return { db, readDb, services, access, loaders: { channel }, videosById, validated };
+  const loaders = { channel, ...graphLoaders({ readDb, search, videosById }) };
+  return { db, readDb, services, access, loaders, videosById, validated };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

@@ -3,12 +3,19 @@ import { ApiError, type FieldError } from '../domain/errors.js';
 import { creatorOrders } from '../domain/orders.js';
 import type { Creator, LastPostItem } from '../domain/records.js';
 import { creatorFilterShape, creatorsArgs, type CreatorSearch, creatorSort, defaultCreatorSort } from '../inputs/creators.js';
+import { creatorLookupArgs } from '../inputs/lookups.js';
 import { expandCategoryIds } from '../store/categories.js';
 import { countCreators, creatorsById, searchCreators } from '../store/creators.js';
 import { builder } from './builder.js';
+import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, searchConnection } from './connection.js';
 import { Gender } from './gender.js';
+import { platformKey } from './loaders.js';
+import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
+
+/** The platform creator search and the `creator` lookup serve. */
+const CREATOR_PLATFORM = 'twitter';
 
 const CreatorSort = enumFromZod('CreatorSort', creatorSort);
 const CreatorFilter = inputFromZod('CreatorFilter', creatorFilterShape, 'Creator search filters; bounds are inclusive');
@@ -28,6 +35,7 @@ const LastPost = builder.objectRef<LastPostItem>('LastPost').implement({
 
 export const CreatorType = builder.objectRef<Creator>('Creator').implement({
   description: 'A creator account on the microblog platform, with summary metrics',
+  interfaces: [NodeRef],
   fields: (t) => ({
     userId: t.exposeString('userId'),
     username: t.exposeString('username'),
@@ -57,6 +65,11 @@ export const CreatorType = builder.objectRef<Creator>('Creator').implement({
     evaluationMin: t.expose('evaluationMin', { type: 'Decimal', description: 'Estimated USD price of one sponsored post' }),
     evaluationMax: t.expose('evaluationMax', { type: 'Decimal', description: 'Estimated USD price of one sponsored post' }),
     categoryIds: t.exposeIntList('categoryIds'),
+    categories: t.field({
+      type: [CategoryType],
+      description: 'The categories of categoryIds, in that order',
+      resolve: (creator, _args, ctx) => categoriesOf(ctx, creator.categoryIds),
+    }),
     lastUpdateAt: t.expose('lastUpdateAt', { type: 'DateTime', description: 'When the record was last collected or imported' }),
   }),
 });
@@ -83,7 +96,7 @@ builder.queryField('creators', (t) =>
       const filter = args.filter ?? {};
       const categoryIds = filter.categoryIds?.length ? await checkedCategories(ctx.readDb, filter.categoryIds) : null;
       const search: CreatorSearch = {
-        platform: 'twitter',
+        platform: CREATOR_PLATFORM,
         filter,
         categoryIds,
         sort: args.sortBy ?? defaultCreatorSort(filter),
@@ -97,6 +110,20 @@ builder.queryField('creators', (t) =>
         sqlPage: () => searchCreators(ctx.readDb, search, args),
         sqlCount: () => countCreators(ctx.readDb, search),
       });
+    },
+  }),
+);
+
+builder.queryField('creator', (t) =>
+  t.field({
+    type: CreatorType,
+    nullable: true,
+    description: 'A creator of the microblog platform by user id (as creator search finds them); null when there is none. 1 quota unit',
+    args: { userId: t.arg.string({ required: true }) },
+    resolve: async (_root, rawArgs, ctx, info) => {
+      const args = ctx.validated(creatorLookupArgs, rawArgs);
+      await ctx.access.reserve('graph.lookup', info.path.key as string);
+      return ctx.loaders.creator.load(platformKey(CREATOR_PLATFORM, args.userId));
     },
   }),
 );

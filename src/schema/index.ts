@@ -8,9 +8,11 @@ import {
 import { isAdminField } from '../access/admin.js';
 import { builder } from './builder.js';
 import './admin.js';
+import './categories.js';
 import './creators.js';
 import './live-streams.js';
 import './medias.js';
+import './node.js';
 import './videos.js';
 import './viewer.js';
 

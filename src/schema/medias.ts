@@ -5,9 +5,11 @@ import { writeThroughMedias } from '../store/medias.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../upstreams/errors.js';
 import type { MediaItem, UserMediaPage } from '../upstreams/instagram/client.js';
 import { builder } from './builder.js';
+import { NodeRef } from './node.js';
 
 export const MediaObject = builder.objectRef<MediaItem>('Media').implement({
   description: 'A post on the photo platform, as fetched at request time',
+  interfaces: [NodeRef],
   fields: (t) => ({
     authorUserId: t.exposeString('authorUserId'),
     authorUsername: t.exposeString('authorUsername'),

@@ -1,20 +1,40 @@
 import { checkCursors } from '../domain/cursors.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
-import { defaultVideoSort, videoFilterShape, videosArgs, type VideoSearch, videoSort, videoTypeSchema } from '../inputs/videos.js';
+import { channelLookupArgs, videoLookupArgs } from '../inputs/lookups.js';
+import {
+  channelVideoFilterShape,
+  channelVideosArgs,
+  defaultVideoSort,
+  videoFilterShape,
+  videosArgs,
+  type VideoSearch,
+  videoSort,
+  videoTypeSchema,
+} from '../inputs/videos.js';
 import { countVideos, searchVideos } from '../store/videos.js';
 import { builder } from './builder.js';
+import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';
 import { Gender } from './gender.js';
+import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
 
 const VideoKind = enumFromZod('VideoType', videoTypeSchema);
 const VideoSort = enumFromZod('VideoSort', videoSort);
 const VideoFilter = inputFromZod('VideoFilter', videoFilterShape, "Video search filters; channel metrics filter on the video's channel");
 
-export const ChannelType = builder.objectRef<Channel>('Channel').implement({
+const ChannelVideoFilter = inputFromZod('ChannelVideoFilter', channelVideoFilterShape, "Filters on a channel's own videos: the video filter without the channel conditions");
+
+// Declared before they are implemented: a channel's videos and a video's channel refer to each other.
+export const ChannelType = builder.objectRef<Channel>('Channel');
+export const VideoObject = builder.objectRef<Video>('Video');
+const VideoConnection = connectionType<Video>('Video', VideoObject);
+
+ChannelType.implement({
   description: 'A channel on the video platform, with summary metrics',
+  interfaces: [NodeRef],
   fields: (t) => ({
     channelId: t.exposeString('channelId'),
     title: t.exposeString('title'),
@@ -32,6 +52,40 @@ export const ChannelType = builder.objectRef<Channel>('Channel').implement({
     evaluationMin: t.expose('evaluationMin', { type: 'Decimal', description: 'Estimated USD price of one sponsored video' }),
     evaluationMax: t.expose('evaluationMax', { type: 'Decimal', description: 'Estimated USD price of one sponsored video' }),
     lastUpdateAt: t.expose('lastUpdateAt', { type: 'DateTime' }),
+    videos: t.field({
+      type: VideoConnection,
+      description: "The channel's videos matching the filter, as video search finds them; totalCount is the channel's",
+      args: {
+        filter: t.arg({ type: ChannelVideoFilter }),
+        sortBy: t.arg({ type: VideoSort }),
+        first: t.arg.int(),
+        last: t.arg.int(),
+        after: t.arg.string(),
+        before: t.arg.string(),
+        offset: t.arg.int(),
+      },
+      resolve: (channel, rawArgs, ctx, info) => {
+        const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
+        const search = { filter: filter ?? {}, sort: sortBy ?? defaultVideoSort(filter ?? {}), channelId: channel.channelId };
+        checkCursors(videoOrders[search.sort], page);
+        // Batched with the same field under every other channel of the page (src/schema/loaders.ts).
+        const answer = ctx.loaders.channelVideos.load({ search, page });
+        const bySql = async () => {
+          const found = await answer;
+          if (found.indexed) throw new Error('the index answered this page');
+          return found;
+        };
+        return searchConnection(info, answer.then((found) => found.indexed), {
+          rowsById: async () => {
+            const found = await answer;
+            return found.indexed ? found.rows : [];
+          },
+          idOf: (video) => video.videoId,
+          sqlPage: async () => (await bySql()).page,
+          sqlCount: async () => (await bySql()).total,
+        });
+      },
+    }),
   }),
 });
 
@@ -42,8 +96,9 @@ async function channelOf(video: Video, ctx: Context): Promise<Channel> {
   return channel;
 }
 
-export const VideoObject = builder.objectRef<Video>('Video').implement({
+VideoObject.implement({
   description: 'A video on the video platform, with its channel and engagement counters',
+  interfaces: [NodeRef],
   fields: (t) => ({
     videoId: t.exposeString('videoId'),
     title: t.exposeString('title'),
@@ -63,11 +118,15 @@ export const VideoObject = builder.objectRef<Video>('Video').implement({
     playCount: t.expose('playCount', { type: 'SafeInt' }),
     engagementRate: t.expose('engagementRate', { type: 'Decimal', description: 'Percent' }),
     channel: t.field({ type: ChannelType, resolve: (v, _a, ctx) => channelOf(v, ctx) }),
+    category: t.field({
+      type: CategoryType,
+      nullable: true,
+      description: 'The category of categoryId; null when the taxonomy has none',
+      resolve: async (v, _a, ctx) => (await categoriesOf(ctx, [v.categoryId]))[0] ?? null,
+    }),
     lastUpdateAt: t.expose('lastUpdateAt', { type: 'DateTime', description: 'When the record was last collected or imported' }),
   }),
 });
-
-const VideoConnection = connectionType<Video>('Video', VideoObject);
 
 builder.queryField('videos', (t) =>
   t.field({
@@ -100,3 +159,31 @@ builder.queryField('videos', (t) =>
   }),
 );
 
+
+builder.queryField('channel', (t) =>
+  t.field({
+    type: ChannelType,
+    nullable: true,
+    description: 'A channel by id; null when there is none. 1 quota unit',
+    args: { channelId: t.arg.string({ required: true }) },
+    resolve: async (_root, rawArgs, ctx, info) => {
+      const args = ctx.validated(channelLookupArgs, rawArgs);
+      await ctx.access.reserve('graph.lookup', info.path.key as string);
+      return ctx.loaders.channel.load(args.channelId);
+    },
+  }),
+);
+
+builder.queryField('video', (t) =>
+  t.field({
+    type: VideoObject,
+    nullable: true,
+    description: 'A video by id; null when there is none. 1 quota unit',
+    args: { videoId: t.arg.string({ required: true }) },
+    resolve: async (_root, rawArgs, ctx, info) => {
+      const args = ctx.validated(videoLookupArgs, rawArgs);
+      await ctx.access.reserve('graph.lookup', info.path.key as string);
+      return ctx.loaders.video.load(args.videoId);
+    },
+  }),
+);

@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
+import type { Category } from '../domain/records.js';
 import type { Database } from './database.js';
+import { executePrepared } from './prepared.js';
 
 export interface CategoryCheck {
   /** The ids to match: the given ones and the level-3 children of given level-2 ids. */
@@ -29,4 +31,13 @@ export async function expandCategoryIds(db: Kysely<Database>, ids: readonly numb
 
 export async function listCategories(db: Kysely<Database>) {
   return db.selectFrom('categories').selectAll().orderBy('id').execute();
+}
+
+/**
+ * The whole taxonomy, in id order (a few hundred rows). Imports write categories without the
+ * change feed, so a reader keeps it no longer than one request (src/schema/loaders.ts).
+ */
+export async function loadTaxonomy(db: Kysely<Database>): Promise<Category[]> {
+  const rows = await executePrepared(db, db.selectFrom('categories').select(['id', 'parent_id', 'level', 'name']).orderBy('id'));
+  return rows.map((row) => ({ categoryId: row.id, parentId: row.parent_id, level: row.level, name: row.name }));
 }

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { type FetchedMedia, PHOTO_PLATFORM } from '../domain/records.js';
-import type { Database, NewCreator, NewMedia } from './database.js';
+import type { Database, MediaRow, NewCreator, NewMedia } from './database.js';
+import { anyOf, executePrepared } from './prepared.js';
+import { toCount, toDate } from './values.js';
 
 // Write-through of realtime fetches (docs/contract/decisions.md §1: the photo platform is read at request time
 // and what it returns is kept): the posts in `medias`, their authors in `creators`.
@@ -106,4 +108,35 @@ export async function storedMedias(db: Kysely<Database>, authorUserId: string) {
     .orderBy('create_at', 'desc')
     .orderBy('media_id', 'desc')
     .execute();
+}
+
+/** Posts kept by the write-through, by id on one platform (`node`); ids not stored are left out. */
+export async function mediasById(db: Kysely<Database>, platform: string, mediaIds: readonly string[]): Promise<FetchedMedia[]> {
+  if (mediaIds.length === 0) return [];
+  const rows = await executePrepared(
+    db,
+    db.selectFrom('medias').select(['platform', 'media_id', ...mediaColumns, 'last_update_at']).where('platform', '=', platform).where('media_id', '=', anyOf(mediaIds)),
+  );
+  return rows.map(toMedia);
+}
+
+function toMedia(row: MediaRow): FetchedMedia {
+  return {
+    authorUserId: row.author_user_id,
+    authorUsername: row.author_username,
+    authorNickname: row.author_nickname,
+    mediaId: row.media_id,
+    mediaCode: row.media_code,
+    createAt: toDate(row.create_at)!,
+    coverUrl: row.cover_url,
+    resources: row.resources,
+    description: row.description,
+    accessibilityCaption: row.accessibility_caption,
+    mediaUrl: row.media_url,
+    mediaType: row.media_type as FetchedMedia['mediaType'],
+    duration: row.duration,
+    likeCount: toCount(row.like_count),
+    commentCount: toCount(row.comment_count),
+    playCount: toCount(row.play_count),
+  };
 }

@@ -1,6 +1,6 @@
-import { type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { type CursorValue, decodeCursor, DEFAULT_FIRST, encodeCursor, type Page, type PageArgs } from '../domain/cursors.js';
-import type { Order } from '../domain/orders.js';
+import type { KeyType, Order } from '../domain/orders.js';
 import { toCount } from './values.js';
 
 // Keyset pages for every connection (PostGraphile's shape):
@@ -21,25 +21,25 @@ export function sortKey(order: Order, ...expressions: RawBuilder<unknown>[]): So
 
 const keyAlias = (index: number) => `__k${index}`;
 
-function cursorValue(value: unknown): CursorValue {
+// A cursor must not depend on the driver (pg reads a bigint as a string, PGlite as a number) nor
+// on the path that found the row: integer keys are numbers, as the search index writes them.
+function cursorValue(value: unknown, type: KeyType): CursorValue {
   if (value instanceof Date) return value.toISOString();
+  if (type === 'integer' && (typeof value === 'bigint' || typeof value === 'string') && Number.isSafeInteger(Number(value))) return Number(value);
   if (typeof value === 'bigint') return value.toString();
   return value as CursorValue;
 }
 
-export async function fetchPage<DB, TB extends keyof DB, O>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  sort: SortKey,
-  args: PageArgs,
-): Promise<Page<O>> {
+/** `first` forward, `last` (or `before` alone) backward, and the page size either way. */
+function direction(args: PageArgs): { backward: boolean; limit: number } {
   const backward = args.last != null || (args.before != null && args.first == null);
-  const limit = (backward ? args.last : args.first) ?? DEFAULT_FIRST;
-  let q = query as SelectQueryBuilder<any, any, any>;
-  sort.expressions.forEach((expression, index) => {
-    q = q.select(expression.as(keyAlias(index)));
-  });
+  return { backward, limit: (backward ? args.last : args.first) ?? DEFAULT_FIRST };
+}
 
-  const tuple = sql.join(sort.expressions);
+/** `(<keys>) < (:after)` and `(<keys>) > (:before)`, for the cursors given. */
+function cursorConditions(keys: RawBuilder<unknown>[], sort: SortKey, args: PageArgs): RawBuilder<boolean>[] {
+  const tuple = sql.join(keys);
+  const conditions: RawBuilder<boolean>[] = [];
   for (const [cursor, field, isAfter] of [
     [args.after, 'after', true],
     [args.before, 'before', false],
@@ -47,24 +47,89 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
     if (cursor == null) continue;
     const values = decodeCursor(sort.order, cursor, field);
     const comparison = isAfter ? sql`<` : sql`>`;
-    q = q.where(sql<boolean>`(${tuple}) ${comparison} (${sql.join(values.map((v) => sql`${v}`))})`);
+    conditions.push(sql<boolean>`(${tuple}) ${comparison} (${sql.join(values.map((v) => sql`${v}`))})`);
   }
-  const direction = backward ? sql`ASC` : sql`DESC`;
-  for (const expression of sort.expressions) q = q.orderBy(sql`${expression} ${direction}`);
-  q = q.limit(limit + 1);
-  if (args.offset) q = q.offset(args.offset);
+  return conditions;
+}
 
-  const fetched = (await q.execute()) as Record<string, unknown>[];
+/** The page's rows in order, their cursors and flags, from the rows fetched (limit + 1 at most). */
+function pageOf<O>(fetched: Record<string, unknown>[], sort: SortKey, args: PageArgs): Page<O> {
+  const { backward, limit } = direction(args);
   const hasMore = fetched.length > limit;
   const rows = fetched.slice(0, limit);
   if (backward) rows.reverse();
-  const cursors = rows.map((row) => encodeCursor(sort.order.name, sort.expressions.map((_, i) => cursorValue(row[keyAlias(i)]))));
+  const cursors = rows.map((row) => encodeCursor(sort.order.name, sort.expressions.map((_, i) => cursorValue(row[keyAlias(i)], sort.order.keys[i].type))));
   return {
     rows: rows as O[],
     cursors,
     hasNextPage: backward ? args.before != null : hasMore,
     hasPreviousPage: backward ? hasMore : args.after != null || (args.offset ?? 0) > 0,
   };
+}
+
+export async function fetchPage<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  sort: SortKey,
+  args: PageArgs,
+): Promise<Page<O>> {
+  const { backward, limit } = direction(args);
+  let q = query as SelectQueryBuilder<any, any, any>;
+  sort.expressions.forEach((expression, index) => {
+    q = q.select(expression.as(keyAlias(index)));
+  });
+  for (const condition of cursorConditions(sort.expressions, sort, args)) q = q.where(condition);
+  const order = backward ? sql`ASC` : sql`DESC`;
+  for (const expression of sort.expressions) q = q.orderBy(sql`${expression} ${order}`);
+  q = q.limit(limit + 1);
+  if (args.offset) q = q.offset(args.offset);
+  return pageOf((await q.execute()) as Record<string, unknown>[], sort, args);
+}
+
+/**
+ * The same page of many groups (the first videos of each of 20 channels) and each group's exact
+ * total, in one statement:
+ *   WITH m AS (SELECT …, <k0> AS __k0, … FROM … WHERE <group> = ANY(:groups) AND <filter>),
+ *     totals AS (SELECT <group>, count(*) FROM m GROUP BY <group>),
+ *     page AS (SELECT * FROM (SELECT m.*, row_number() OVER (PARTITION BY <group> ORDER BY __k0 DESC, …) AS __rn
+ *                             FROM m WHERE (__k0, …) < (:cursor)) r WHERE __rn > :offset AND __rn <= :offset + first + 1)
+ *   SELECT totals.*, page.* FROM totals LEFT JOIN page …
+ * The total ignores the cursors, as totalCount does. `matches` selects the rows of `groups` only;
+ * the map has every one of them (a group without matches: an empty page, total 0).
+ */
+export async function fetchGroupedPages<O>(
+  db: Kysely<any>,
+  matches: SelectQueryBuilder<any, any, O>,
+  group: string,
+  groups: readonly string[],
+  sort: SortKey,
+  args: PageArgs,
+): Promise<Map<string, { page: Page<O>; total: number }>> {
+  const { backward, limit } = direction(args);
+  let q = matches as SelectQueryBuilder<any, any, any>;
+  sort.expressions.forEach((expression, index) => {
+    q = q.select(expression.as(keyAlias(index)));
+  });
+  const keys = sort.expressions.map((_, index) => sql.ref(`m.${keyAlias(index)}`));
+  const conditions = cursorConditions(keys, sort, args);
+  const order = backward ? sql`ASC` : sql`DESC`;
+  const offset = args.offset ?? 0;
+  const groupRef = sql.ref(`m.${group}`);
+  const result = await sql<Record<string, unknown>>`WITH m AS (${q}),
+    totals AS (SELECT ${groupRef} AS __group, count(*) AS __total FROM m GROUP BY ${groupRef}),
+    page AS (SELECT * FROM (
+      SELECT m.*, row_number() OVER (PARTITION BY ${groupRef} ORDER BY ${sql.join(keys.map((key) => sql`${key} ${order}`))}) AS __rn
+      FROM m ${conditions.length > 0 ? sql`WHERE ${sql.join(conditions, sql` AND `)}` : sql``}
+    ) ranked WHERE __rn > ${offset} AND __rn <= ${offset + limit + 1})
+    SELECT totals.__group, totals.__total, page.* FROM totals LEFT JOIN page ON page.${sql.ref(group)} = totals.__group
+    ORDER BY totals.__group, page.__rn`.execute(db);
+  const fetched = new Map<string, { rows: Record<string, unknown>[]; total: number }>();
+  for (const row of result.rows) {
+    const key = row.__group as string;
+    let entry = fetched.get(key);
+    if (!entry) fetched.set(key, (entry = { rows: [], total: toCount(row.__total as string | number | bigint) }));
+    if (row.__rn != null) entry.rows.push(row);
+  }
+  return new Map(groups.map((key) => [key, { page: pageOf<O>(fetched.get(key)?.rows ?? [], sort, args), total: fetched.get(key)?.total ?? 0 }]));
 }
 
 /**

@@ -10,15 +10,16 @@ import { parseInstant } from '../inputs/common.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../inputs/videos.js';
 import { toChannel } from './channels.js';
 import { channelColumns, type ChannelRow, type Database, videoColumns, type VideoRow } from './database.js';
-import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
+import { containsPattern, countMatches, fetchGroupedPages, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
 
 type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
 
-function whereVideos(filter: VideoFilter) {
+function whereVideos(filter: VideoFilter, channelIds: readonly string[] | null) {
   return (eb: VideosEb): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [];
+    if (channelIds) conditions.push(eb('videos.channel_id', '=', anyOf(channelIds)));
     if (filter.query) {
       const pattern = containsPattern(filter.query);
       conditions.push(eb.or([eb(sql`lower(videos.title)`, 'like', pattern), eb(sql`lower(videos.description)`, 'like', pattern)]));
@@ -39,12 +40,14 @@ function whereVideos(filter: VideoFilter) {
   };
 }
 
-function baseQuery(db: Kysely<Database>, filter: VideoFilter) {
+/** The videos matching a search: of its channel when it names one, of these channels when given. */
+function baseQuery(db: Kysely<Database>, search: VideoSearch, channelIds: readonly string[] | null = search.channelId != null ? [search.channelId] : null) {
+  const { filter } = search;
   const videos = db.selectFrom('videos');
   const joined = needsChannel(filter)
     ? videos.innerJoin('channels as c', 'c.channel_id', 'videos.channel_id')
     : (videos as unknown as ReturnType<typeof videos.innerJoin<'channels as c', 'c.channel_id', 'videos.channel_id'>>);
-  return joined.where(whereVideos(filter));
+  return joined.where(whereVideos(filter, channelIds));
 }
 
 /** The video orders (src/domain/orders.ts) in SQL. */
@@ -60,13 +63,29 @@ export function videoOrder(search: VideoSearch): SortKey {
 }
 
 export async function searchVideos(db: Kysely<Database>, search: VideoSearch, page: PageArgs): Promise<Page<Video>> {
-  const query = baseQuery(db, search.filter).selectAll('videos');
+  const query = baseQuery(db, search).selectAll('videos');
   const result = await fetchPage(query, videoOrder(search), page);
   return { ...result, rows: result.rows.map((row) => toVideo(row as VideoRow)) };
 }
 
 export async function countVideos(db: Kysely<Database>, search: VideoSearch): Promise<number> {
-  return countMatches(baseQuery(db, search.filter));
+  return countMatches(baseQuery(db, search));
+}
+
+/**
+ * The same page of each channel's videos matching a search (its channelId aside) and each
+ * channel's total, in one statement (`Channel.videos` under a page of channels; see fetchGroupedPages).
+ */
+export async function searchChannelsVideos(
+  db: Kysely<Database>,
+  channelIds: readonly string[],
+  search: VideoSearch,
+  page: PageArgs,
+): Promise<Map<string, { page: Page<Video>; total: number }>> {
+  if (channelIds.length === 0) return new Map();
+  const matches = baseQuery(db, search, channelIds).select(videoColumns.map((column) => `videos.${column}` as const));
+  const pages = await fetchGroupedPages(db, matches, 'channel_id', channelIds, videoOrder(search), page);
+  return new Map([...pages].map(([channelId, { page: found, total }]) => [channelId, { page: { ...found, rows: found.rows.map(toVideo) }, total }]));
 }
 
 export function toVideo(row: VideoRow): Video {

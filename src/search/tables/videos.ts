@@ -210,7 +210,7 @@ export class VideoIndex {
   }
 
   search(search: VideoSearch, page: PageArgs): IndexPage {
-    const { bits, count } = this.#match(search.filter);
+    const { bits, count } = search.channelId == null ? this.#match(search.filter) : this.#matchInChannel(search.filter, search.channelId);
     const sort = videoOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
@@ -224,6 +224,8 @@ export class VideoIndex {
     const segments = this.#segments(search, bits, count);
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
+    // A channel's matches are the search's own; a filter's belong to the result cache.
+    if (search.channelId != null) this.#pool.give(bits);
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ rank, position }) =>
@@ -261,6 +263,27 @@ export class VideoIndex {
     const result = match.finish();
     this.#cache.set(key, this.table.version, result);
     return result;
+  }
+
+  /**
+   * The videos of one channel that match the filter (`Channel.videos`): the filter's matches, shared
+   * by every channel of a page and cached, tested along the channel's own list of videos. A few
+   * steps per video of the channel, and no memory kept per channel.
+   */
+  #matchInChannel(filter: VideoFilter, channelId: string): { bits: Uint32Array; count: number } {
+    const matches = this.#match(filter).bits;
+    const bits = this.#pool.take(this.table.words);
+    let count = 0;
+    const channel = this.#channels.table.slotOf(channelId);
+    const first = this.#channels.firstVideo.data;
+    const next = this.#nextInChannel.data;
+    for (let video = channel === -1 || channel >= first.length ? -1 : first[channel]; video !== -1; video = next[video]) {
+      const bit = 1 << (video & 31);
+      if ((matches[video >>> 5] & bit) === 0) continue;
+      bits[video >>> 5] |= bit;
+      count++;
+    }
+    return { bits, count };
   }
 
   /** out |= the videos of the channels in `channels`. */
