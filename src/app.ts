@@ -10,8 +10,10 @@ import { createSearch } from './search/thread.js';
 import type { Logger, Services } from './services.js';
 import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
+import { sharedSecret } from './store/secrets.js';
 import { createUpstreamHttp } from './upstreams/http.js';
 import { createInstagramClient, type InstagramClient } from './upstreams/instagram/client.js';
+import { createOffsetSeal, type OffsetSeal } from './upstreams/offset-seal.js';
 import { createServer } from './yoga.js';
 
 export interface App {
@@ -46,8 +48,13 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
       poolSize: config.poolSize,
       onConnectionError: (error) => errorReport(log).unavailable(error),
     }));
+  let realtimeOffsets: OffsetSeal;
   try {
     await migrateToLatest(store.db);
+    // One secret for every process behind the load balancer: configured, or kept in the database.
+    realtimeOffsets = createOffsetSeal(
+      config.offsetSecret === undefined ? await sharedSecret(store.db, 'realtime-offsets') : Buffer.from(config.offsetSecret, 'utf8'),
+    );
   } catch (error) {
     await store.close();
     throw error;
@@ -88,7 +95,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });
-  const services: Services = { config, store, access, log, metrics, instagram, work, search };
+  const services: Services = { config, store, access, log, metrics, instagram, realtimeOffsets, work, search };
   const yoga = createServer(services);
   return {
     services,
