@@ -8,6 +8,7 @@ import { createLogger, errorReport } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
 import { createSearch } from './search/thread.js';
 import type { Logger, Services } from './services.js';
+import { KEY_CHANGES_CHANNEL } from './store/accounts.js';
 import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sharedSecret } from './store/secrets.js';
@@ -89,6 +90,13 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
         error: error instanceof Error ? error.message : String(error),
       }),
   });
+  // A key changed by any writer (the CLI in another process, say) is forgotten at once; while the
+  // notification session is down, and behind a transaction pooler, KEY_CACHE_MS bounds it instead.
+  const keyChanges = await store.listen(KEY_CHANGES_CHANNEL, {
+    message: (keyHash) => access.forgetKeys(keyHash === '' ? undefined : keyHash),
+    listening: () => access.forgetKeys(),
+  });
+  if (!keyChanges) log.info('DATABASE_POOLER=transaction: key changes reach this process within KEY_CACHE_MS', { keyCacheMs: config.keyCacheMs });
   const work = createInFlightWork();
   // The index loads and follows the change feed where searches read: the replica, if there is one.
   const search = config.searchIndex ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread }) : null;
@@ -102,6 +110,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     yoga,
     abortInFlight: () => work.abortAll(),
     close: async () => {
+      await keyChanges?.close();
       await search?.stop();
       await access.close();
       await limiter.close();

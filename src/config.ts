@@ -27,7 +27,10 @@ export interface Config {
   searchPollMs: number;
   /** On PostgreSQL, the index runs in a worker thread of its own (SEARCH_THREAD=off: in the pipeline's thread). */
   searchThread: boolean;
-  /** How long a key's identity is reused: a disabled or rotated key stops working within this. */
+  /**
+   * How long a key's identity is reused. Key changes are announced and seen at once; this bounds
+   * them while the notification session is down (and behind a transaction pooler, which has none).
+   */
   keyCacheMs: number;
   /** Units per quota lease taken by this process (0: one reservation per call). */
   quotaLeaseUnits: number;
