@@ -9,10 +9,13 @@ import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
 import { createSearch } from './search/runtime/thread.js';
 import type { Services } from './services.js';
+import { KEY_CHANGES_CHANNEL } from './store/accounts.js';
 import { openStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
+import { sharedSecret } from './store/secrets.js';
 import { createUpstreamHttp } from './upstreams/http.js';
 import { createInstagramClient, type InstagramClient } from './upstreams/instagram/client.js';
+import { createOffsetSeal, type OffsetSeal } from './upstreams/offset-seal.js';
 
 export interface App {
   services: Services;
@@ -47,8 +50,13 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
       poolSize: config.poolSize,
       onConnectionError: (error) => errorReport(log).unavailable(error),
     }));
+  let realtimeOffsets: OffsetSeal;
   try {
     await migrateToLatest(store.db);
+    // One secret for every process behind the load balancer: configured, or kept in the database.
+    realtimeOffsets = createOffsetSeal(
+      config.offsetSecret === undefined ? await sharedSecret(store.db, 'realtime-offsets') : Buffer.from(config.offsetSecret, 'utf8'),
+    );
   } catch (error) {
     await store.close();
     throw error;
@@ -83,19 +91,27 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
         error: error instanceof Error ? error.message : String(error),
       }),
   });
+  // A key changed by any writer (the CLI in another process, say) is forgotten at once; while the
+  // notification session is down, and behind a transaction pooler, KEY_CACHE_MS bounds it instead.
+  const keyChanges = await store.listen(KEY_CHANGES_CHANNEL, {
+    message: (keyHash) => access.forgetKeys(keyHash === '' ? undefined : keyHash),
+    listening: () => access.forgetKeys(),
+  });
+  if (!keyChanges) log.info('DATABASE_POOLER=transaction: key changes reach this process within KEY_CACHE_MS', { keyCacheMs: config.keyCacheMs });
   const work = createInFlightWork();
   // The index loads and follows the change feed where searches read: the replica, if there is one.
   const search = config.searchIndex ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread }) : null;
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });
-  const services: Services = { config, store, access, log, metrics, instagram, work, search };
+  const services: Services = { config, store, access, log, metrics, instagram, realtimeOffsets, work, search };
   const server = createFrontDoor(services);
   return {
     services,
     server,
     abortInFlight: () => work.abortAll(),
     close: async () => {
+      await keyChanges?.close();
       await search?.stop();
       await access.close();
       await limiter.close();

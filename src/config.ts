@@ -27,12 +27,20 @@ export interface Config {
   searchPollMs: number;
   /** On PostgreSQL, the index runs in a worker thread of its own (SEARCH_THREAD=off: in the pipeline's thread). */
   searchThread: boolean;
-  /** How long a key's identity is reused: a disabled or rotated key stops working within this. */
+  /**
+   * How long a key's identity is reused. Key changes are announced and seen at once; this bounds
+   * them while the notification session is down (and behind a transaction pooler, which has none).
+   */
   keyCacheMs: number;
   /** Units per quota lease taken by this process (0: one reservation per call). */
   quotaLeaseUnits: number;
   /** Leases are taken only while this many leases' worth of units would remain besides them. */
   quotaLeaseFloor: number;
+  /**
+   * Signs realtime offsets (OFFSET_SECRET); unset: a secret kept in the database, the same for
+   * every process sharing it.
+   */
+  offsetSecret: string | undefined;
   /** V8 grows the old generation by this percent of the live heap before its next full collection. */
   heapGrowthPercent: number;
 }
@@ -48,6 +56,12 @@ function poolerMode(value: string | undefined): boolean {
   if (value === undefined || value === '' || value === 'session') return false;
   if (value === 'transaction') return true;
   throw new Error('DATABASE_POOLER must be transaction or session');
+}
+
+function secret(name: string, value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value.length < 32) throw new Error(`${name} must be at least 32 characters`);
+  return value;
 }
 
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
@@ -85,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
+    offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
     heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
   };
 }

@@ -106,7 +106,7 @@ let key: string;
 
 beforeAll(async () => {
   sim = await startInstagramSimulator();
-  const instagram = createInstagramClient({ baseUrl: sim.url, timeoutMs: 300, breaker: { minimumCalls: 1_000_000 } });
+  const instagram = createInstagramClient({ baseUrl: sim.url, timeoutMs: 300, breaker: { minimumFailingKeys: Number.MAX_SAFE_INTEGER } });
   app = await createTestApp({}, { instagram });
   await loadCatalog(app.store.db);
   key = await app.newKey({ plan: 'pro', ratePerSecond: 1_000_000 });

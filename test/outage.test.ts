@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
+import { timeKeyChange } from './support/key-changes.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import {
   postgresBinaries,
@@ -87,10 +88,11 @@ describe.skipIf(!bindir)('a PostgreSQL restart under load', () => {
   let cluster: PrivateCluster;
   let server: ServerProcess;
   let key: string;
+  let env: Record<string, string>;
 
   beforeAll(async () => {
     cluster = await startPrivateCluster(bindir!);
-    const env = { DATABASE_URL: cluster.url };
+    env = { DATABASE_URL: cluster.url };
     expect((await runCli(['seed', '--demo'], env)).code).toBe(0);
     key = (await runCli(['keys', 'create', '--plan', 'pro', '--rate', '100000'], env)).stdout.trim();
     server = await startServerProcess({ ...env, DB_CONNECT_TIMEOUT_MS: '1000', STATEMENT_TIMEOUT_MS: '5000' });
@@ -154,9 +156,26 @@ describe.skipIf(!bindir)('a PostgreSQL restart under load', () => {
       ),
     );
     expect(burst.map((r) => r.status)).toEqual(Array(16).fill(200));
+
+    // The key-change notifications are back too: a key disabled by the CLI stops within 0.5 s.
+    await until('the notification session to be back', () => listening(cluster.url), 15_000);
+    const created = JSON.parse((await runCli(['keys', 'create', '--plan', 'pro', '--rate', '100000', '--json'], env)).stdout) as { id: string; key: string };
+    const { ms } = await timeKeyChange(server.url, created.key, 401, () => runCli(['keys', 'disable', created.id], env));
+    expect(ms).toBeLessThan(500);
     expect(server.output()).not.toMatch(/Unhandled|uncaught/i);
   });
 });
+
+async function listening(databaseUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'creator-data-listen'`);
+    return rows.length > 0;
+  } finally {
+    await client.end();
+  }
+}
 
 describe.skipIf(!bindir || !redisServerInstalled())('Redis going away while REDIS_URL is set', () => {
   let cluster: PrivateCluster;

@@ -1,8 +1,10 @@
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
 import type { Logger } from '../src/observability/log.js';
 import { createAccount, issueKey } from '../src/store/accounts.js';
+import type { CircuitBreakerOptions } from '../src/upstreams/circuit-breaker.js';
 import { createInstagramClient, type InstagramClient } from '../src/upstreams/instagram/client.js';
 import {
   INSTAGRAM_SIM_USERS,
@@ -25,12 +27,8 @@ let key: string;
 const feedPath = (userId: string) => `/api/v1/feed/user/${userId}/`;
 const url = (params: Record<string, string>) => `${PATH}?${new URLSearchParams(params)}`;
 
-function freshClient(options: { timeoutMs?: number; minimumCalls?: number; cooldownMs?: number } = {}): InstagramClient {
-  return createInstagramClient({
-    baseUrl: sim.url,
-    timeoutMs: options.timeoutMs ?? 2_000,
-    breaker: { minimumCalls: options.minimumCalls, cooldownMs: options.cooldownMs ?? 30_000 },
-  });
+function freshClient(options: { timeoutMs?: number; breaker?: CircuitBreakerOptions } = {}): InstagramClient {
+  return createInstagramClient({ baseUrl: sim.url, timeoutMs: options.timeoutMs ?? 2_000, breaker: options.breaker });
 }
 
 beforeAll(async () => {
@@ -102,7 +100,9 @@ describe('realtime media list over REST', () => {
     const data = response.body.data;
     expect(Object.keys(data).sort()).toEqual(['medias', 'more', 'offset']);
     expect(data.more).toBe(true);
-    expect(data.offset).toBe(upstream.next_max_id);
+    // Opaque: the upstream's cursor, sealed (the paging test follows it).
+    expect(data.offset).toMatch(/^[\w-]+\.[\w-]+$/);
+    expect(data.offset).not.toContain(upstream.next_max_id);
     expect(data.medias).toEqual(want);
     expect(new Set(data.medias.map((m: { media_type: number }) => m.media_type))).toEqual(new Set([1, 2, 8]));
     // Media pks pass 2^53 and must arrive intact, as strings.
@@ -279,13 +279,16 @@ describe('realtime media list over REST', () => {
     expect(served.body.data.medias.length).toBeGreaterThan(0);
   });
 
-  it('opens the circuit when the upstream fails for many accounts (fast 500, no upstream call, no charge) and closes it once it recovers', async () => {
-    const client = freshClient({ minimumCalls: 4, cooldownMs: 400 });
+  it('opens the circuit when the upstream fails for the accounts it was serving (fast 500, no upstream call, no charge) and closes it once it recovers', async () => {
+    const client = freshClient({ breaker: { cooldownMs: 400 } });
     app.services.instagram = client;
+    const accounts = ['2001', '2002', '2003'];
+    for (const account of accounts) expect((await app.rest(url({ user_id: account }), { key })).status).toBe(200);
+    sim.resetRequestCounts();
     const before = await remaining();
     sim.setMode('fail');
-    for (const account of ['2001', '2002', '2003', '2004']) expect((await app.rest(url({ user_id: account }), { key })).status).toBe(500);
-    expect(sim.requestCount()).toBe(4);
+    for (const account of accounts) expect((await app.rest(url({ user_id: account }), { key })).status).toBe(500);
+    expect(sim.requestCount()).toBe(3);
     expect(client.breakerState).toBe('open');
 
     sim.setMode('ok');
@@ -294,7 +297,7 @@ describe('realtime media list over REST', () => {
     expect(fast.status).toBe(500);
     // Well inside the 400 ms cooldown: answered without waiting on anything.
     expect(performance.now() - started).toBeLessThan(350);
-    expect(sim.requestCount()).toBe(4);
+    expect(sim.requestCount()).toBe(3);
     expect(await remaining()).toBe(before);
 
     await new Promise((resolve) => setTimeout(resolve, 450));
@@ -338,6 +341,222 @@ describe('realtime media list over REST', () => {
   it('answers 404 to a POST and 401 without a key', async () => {
     expect((await app.rest(url({ user_id: USER }), { method: 'POST', body: {}, key })).status).toBe(404);
     expect((await app.rest(url({ user_id: USER }), { key: null })).status).toBe(401);
+  });
+});
+
+describe('realtime offsets', () => {
+  it('only an offset the service issued for this user_id is accepted: anything else is a 400 naming offset, before any upstream call or charge', async () => {
+    const first = await app.rest(url({ user_id: USER }), { key });
+    const other = await app.rest(url({ user_id: INSTAGRAM_SIM_USERS.pinnedPost }), { key });
+    const issued: string = first.body.data.offset;
+    const [cursor, tag] = issued.split('.');
+    const flipped = tag.endsWith('A') ? `${tag.slice(0, -1)}B` : `${tag.slice(0, -1)}A`;
+    const forged = [
+      'not-an-offset',
+      // The platform's own cursor, unsealed.
+      (await upstreamPage(USER)).next_max_id!,
+      // Issued, but for another account.
+      other.body.data.offset,
+      // Issued, with its tag altered, or cut, or doubled.
+      `${cursor}.${flipped}`,
+      cursor,
+      `${issued}.${tag}`,
+      // Another cursor under the issued tag.
+      `${Buffer.from('9999_1003').toString('base64url')}.${tag}`,
+    ];
+    sim.resetRequestCounts();
+    const before = await remaining();
+    for (const offset of forged) {
+      const response = await app.rest(url({ user_id: USER, offset }), { key });
+      expect(response.status, offset).toBe(400);
+      expect(response.body).toMatchObject({ success: false, code: 400, message: 'Bad Request' });
+      expect(response.body.errors.map((e: { field: string }) => e.field)).toEqual(['offset']);
+      const gql = await app.graphql('query($u: String!, $o: String) { realtimeMedias(userId: $u, offset: $o) { more } }', { u: USER, o: offset }, key);
+      expect(gql.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'offset' }] });
+    }
+    expect(sim.requestCount()).toBe(0);
+    expect(await remaining()).toBe(before);
+    // The issued one still opens.
+    expect((await app.rest(url({ user_id: USER, offset: issued }), { key })).status).toBe(200);
+  });
+
+  /** Another app over the same database, as a second process behind the load balancer runs. */
+  async function withSecondApp(config: Partial<Config>, work: (second: App) => Promise<void>): Promise<void> {
+    const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+    const second = await createApp({ ...loadConfig({}), searchIndex: false, ...config }, { store: { ...app.store, close: async () => {} }, instagram: freshClient(), log: quiet });
+    try {
+      await work(second);
+    } finally {
+      await second.close();
+    }
+  }
+  const fetchIn = (target: App, path: string) => target.server.fetch(`http://test${path}`, { headers: { authorization: key } });
+
+  it('an offset issued by one process opens in another process sharing the database', async () => {
+    const issued = (await app.rest(url({ user_id: USER }), { key })).body.data.offset;
+    await withSecondApp({}, async (second) => {
+      const response = await fetchIn(second, url({ user_id: USER, offset: issued }));
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { data: { medias: { media_id: string }[] } };
+      const page2 = await upstreamPage(USER, (await upstreamPage(USER)).next_max_id!);
+      expect(body.data.medias.map((m) => m.media_id)).toEqual(page2.items.map((item) => item.pk));
+    });
+  });
+
+  it('OFFSET_SECRET, when set, signs the offsets instead: only processes with the same secret accept them; a short one is refused at start', async () => {
+    const secret = 'a-configured-secret-of-32-chars!';
+    await withSecondApp({ offsetSecret: secret }, async (configured) => {
+      const issued = ((await (await fetchIn(configured, url({ user_id: USER }))).json()) as { data: { offset: string } }).data.offset;
+      await withSecondApp({ offsetSecret: secret }, async (twin) => expect((await fetchIn(twin, url({ user_id: USER, offset: issued }))).status).toBe(200));
+      // The database's secret is another one.
+      expect((await app.rest(url({ user_id: USER, offset: issued }), { key })).status).toBe(400);
+    });
+    expect(() => loadConfig({ OFFSET_SECRET: 'too short' })).toThrow('OFFSET_SECRET must be at least 32 characters');
+  });
+});
+
+describe('hostile realtime traffic', () => {
+  // The breaker's time constants at 1/20 of the defaults (window and cool-down 30 s -> 1.5 s,
+  // negative cache 10 s -> 0.5 s): a 3 s run covers what the issue's minute covers at the defaults,
+  // two whole windows and six expiries of every failing account's negative cache. Counts are the
+  // production ones (3 failing accounts, half of those seen).
+  const breaker: CircuitBreakerOptions = { windowMs: 1_500, cooldownMs: 1_500, negativeCacheMs: 500 };
+  const RUN_MS = 3_000;
+  /** Three accounts the platform answers 500, one a body of the wrong shape, one a body that is not JSON. */
+  const failing = ['5000', '5001', '5002', INSTAGRAM_SIM_USERS.malformed, INSTAGRAM_SIM_USERS.notJson];
+  const healthyAccounts = [USER, INSTAGRAM_SIM_USERS.pinnedPost, '1777', '1888'];
+
+  /**
+   * A client with the scaled breaker, a key for each caller, and offsets the service never issued
+   * for USER, which the platform answers 400 to (an issued one altered among them).
+   */
+  async function hostileSetUp() {
+    const client = freshClient({ breaker });
+    app.services.instagram = client;
+    const issued: string = (await app.rest(url({ user_id: USER }), { key })).body.data.offset;
+    const forged = ['0', 'x', '3400000000000000000_1003', `${issued}0`];
+    const newCaller = () => app.newKey({ plan: 'pro', ratePerSecond: 10_000 });
+    return { client, forged, hostileKey: await newCaller(), healthyKey: await newCaller() };
+  }
+
+  interface Outcome {
+    userId: string;
+    offset: string;
+    status: number;
+    body: any;
+  }
+
+  /** One caller asking, one request after another, until `stop` says so. */
+  async function caller(callerKey: string, next: (previous: Outcome | null) => { userId: string; offset: string }, stop: () => boolean): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    while (!stop()) {
+      const { userId, offset } = next(outcomes.at(-1) ?? null);
+      const response = await app.rest(url(offset ? { user_id: userId, offset } : { user_id: userId }), { key: callerKey });
+      outcomes.push({ userId, offset, status: response.status, body: response.body });
+      // Refusals are answered without I/O: without this, a caller would starve the event loop.
+      await setImmediate();
+    }
+    return outcomes;
+  }
+
+  /** The hostile caller: the failing accounts and the forged offsets, round after round. */
+  function attacker(attackerKey: string, forged: string[], stop: () => boolean): Promise<Outcome[]> {
+    const requests = [...failing.map((userId) => ({ userId, offset: '' })), ...forged.map((offset) => ({ userId: USER, offset }))];
+    let i = 0;
+    return caller(attackerKey, () => requests[i++ % requests.length], stop);
+  }
+
+  /** A healthy caller walking the accounts' pages by the offsets it is given, account after account. */
+  function reader(readerKey: string, stop: () => boolean): Promise<Outcome[]> {
+    let account = 0;
+    return caller(
+      readerKey,
+      (previous) => {
+        if (previous?.status === 200 && previous.body.data.more) return { userId: previous.userId, offset: previous.body.data.offset };
+        return { userId: healthyAccounts[account++ % healthyAccounts.length], offset: '' };
+      },
+      stop,
+    );
+  }
+
+  function expectRefusedAsTheirs(outcomes: Outcome[]): void {
+    for (const outcome of outcomes) {
+      if (outcome.offset) {
+        expect(outcome.status, `forged offset ${outcome.offset}`).toBe(400);
+        expect(outcome.body.errors.map((e: { field: string }) => e.field)).toEqual(['offset']);
+      } else {
+        expect(outcome.status, `failing account ${outcome.userId}`).toBe(500);
+        expect(outcome.body).toEqual({ success: false, code: 500, message: 'upstream unavailable' });
+      }
+    }
+  }
+
+  it('a caller hammering five failing accounts and forged offsets does not switch realtime off: another caller is served every time', async () => {
+    const { client, forged, hostileKey, healthyKey } = await hostileSetUp();
+    const hostileBefore = await remaining(hostileKey);
+    sim.resetRequestCounts();
+
+    const deadline = performance.now() + RUN_MS;
+    const stop = () => performance.now() >= deadline;
+    // Two hostile connections for every healthy one.
+    const [hostileA, hostileB, healthy] = await Promise.all([attacker(hostileKey, forged, stop), attacker(hostileKey, forged, stop), reader(healthyKey, stop)]);
+
+    expect(healthy.length).toBeGreaterThanOrEqual(10);
+    expect(healthy.filter((o) => o.status !== 200)).toEqual([]);
+    expect(healthy.some((o) => o.offset !== '')).toBe(true);
+    expect(client.breakerState).toBe('closed');
+    const hostile = [...hostileA, ...hostileB];
+    expect(hostile.length).toBeGreaterThanOrEqual(30);
+    expectRefusedAsTheirs(hostile);
+    expect(await remaining(hostileKey)).toBe(hostileBefore);
+    // No forged offset reached the platform: every call for USER's feed was the healthy caller's.
+    expect(sim.requestCount(feedPath(USER))).toBe(healthy.filter((o) => o.userId === USER).length);
+    // Each failing account failed at the platform again and again, at most once per negative-cache
+    // period however often it was asked.
+    for (const userId of failing) {
+      expect(sim.requestCount(feedPath(userId))).toBeGreaterThanOrEqual(2);
+      expect(sim.requestCount(feedPath(userId))).toBeLessThanOrEqual(RUN_MS / breaker.negativeCacheMs! + 2);
+    }
+  });
+
+  it('under the same hostile traffic, the platform going down for everyone opens the circuit within seconds, and it closes once the platform is back', async () => {
+    const { client, forged, hostileKey, healthyKey } = await hostileSetUp();
+    let done = false;
+    const stop = () => done;
+    const loads = Promise.all([attacker(hostileKey, forged, stop), reader(healthyKey, stop)]);
+    try {
+      await sleep(1_000);
+      expect(client.breakerState).toBe('closed');
+
+      sim.setMode('fail');
+      const down = performance.now();
+      while (client.breakerState !== 'open' && performance.now() - down < 5_000) await sleep(10);
+      expect(client.breakerState).toBe('open');
+      expect(performance.now() - down).toBeLessThan(2_000);
+      // Open: healthy accounts get a fast 500 without a call to the platform.
+      const calls = sim.requestCount();
+      const refused = await app.rest(url({ user_id: '1999' }), { key: healthyKey });
+      expect(refused.status).toBe(500);
+      expect(sim.requestCount()).toBe(calls);
+
+      // Back up: a trial call closes the circuit after the cool-down, although the hostile caller
+      // keeps asking for accounts that fail.
+      sim.setMode('ok');
+      const up = performance.now();
+      let status = 0;
+      while (status !== 200 && performance.now() - up < breaker.cooldownMs! + 2_000) {
+        status = (await app.rest(url({ user_id: USER }), { key: healthyKey })).status;
+        if (status !== 200) await sleep(50);
+      }
+      expect(status).toBe(200);
+      expect(client.breakerState).toBe('closed');
+    } finally {
+      done = true;
+      sim.setMode('ok');
+    }
+    const [hostile] = await loads;
+    // Whatever the platform did, the hostile caller's own requests were refused as its own.
+    expect(hostile.filter((o) => o.offset !== '').every((o) => o.status === 400)).toBe(true);
   });
 });
 

@@ -33,8 +33,11 @@ export interface Reservation {
 export interface AccessService {
   /** The caller behind an `Authorization` header, or ApiError UNAUTHENTICATED. */
   identify(authorization: string | null): Promise<Caller>;
-  /** Forgets the keys it knows, after this process changed one (rotate, disable, delete). */
-  forgetKeys(): void;
+  /**
+   * Forgets what it knows of one key (by the base64 of its hash, as key changes are announced) or,
+   * without one, of every key: after a key changed (rotate, disable, enable, delete).
+   */
+  forgetKeys(keyHash?: string): void;
   /** Takes a rate token and an in-flight slot, or ApiError RATE_LIMITED; returns the release. */
   admit(caller: Caller): Promise<() => Promise<void>>;
   /** Checks plan and subscription and reserves the cost atomically, or ApiError FORBIDDEN/QUOTA_EXHAUSTED. */

@@ -23,7 +23,8 @@ export interface AccessOptions {
   onRefundsLost?: (owed: Map<string, number>, error: unknown) => void;
   /**
    * How long a key's identity (or its absence) is reused before the database is asked again: a
-   * disabled, rotated or deleted key stops working within this bound (0: ask every time).
+   * disabled, rotated or deleted key stops working within this bound (0: ask every time), sooner
+   * when the change is announced (forgetKeys).
    */
   keyCacheMs?: number;
   /** Units per quota lease (0: every call reserves its own units in the database). */
@@ -43,6 +44,9 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
   const keyCacheMs = options.keyCacheMs ?? 2_000;
   // Keyed by the key's hash, never the key; a Map iterates in insertion order (oldest first).
   const identities = new Map<string, { owner: KeyOwner | null; until: number }>();
+  // Bumped by every forgetKeys: a lookup that was under way when a key changed may have read the
+  // old row, and must not be cached.
+  let forgotten = 0;
   const meter = new QuotaMeter(db, {
     leaseUnits: options.quotaLeaseUnits ?? 0,
     floorLeases: options.quotaLeaseFloor,
@@ -57,7 +61,9 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
     const now = performance.now();
     const cached = identities.get(cacheKey);
     if (cached && cached.until > now) return cached.owner;
+    const asOf = forgotten;
     const owner = await findActiveKey(db, hash);
+    if (asOf !== forgotten) return owner;
     identities.delete(cacheKey);
     if (identities.size >= KEY_CACHE_ENTRIES) identities.delete(identities.keys().next().value as string);
     identities.set(cacheKey, { owner, until: now + keyCacheMs });
@@ -72,8 +78,10 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
       return owner;
     },
 
-    forgetKeys() {
-      identities.clear();
+    forgetKeys(keyHash) {
+      forgotten += 1;
+      if (keyHash === undefined) identities.clear();
+      else identities.delete(keyHash);
     },
 
     async admit(caller: Caller) {

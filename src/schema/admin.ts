@@ -50,7 +50,7 @@ builder.mutationType({
       resolve: async (_root, { id }, ctx) => {
         const issued = await rotateKey(ctx.db, id);
         if (!issued) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
-        // This process stops honouring the old value at once; others within KEY_CACHE_MS.
+        // This process stops honouring the old value at once; others when the change is announced.
         ctx.services.access.forgetKeys();
         return issued;
       },

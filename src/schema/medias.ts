@@ -82,12 +82,17 @@ builder.queryField('realtimeMedias', (t) =>
     },
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(realtimeMediasArgs, rawArgs);
+      const offsets = ctx.services.realtimeOffsets;
+      // Before any charge or upstream call: an offset we did not issue for this account is the
+      // client's mistake, and must not reach the platform (whose 400s would be ours to answer).
+      const cursor = args.offset ? offsets.open(args.userId, args.offset) : '';
+      if (cursor === null) throw ApiError.badRequest([{ field: 'offset', message: 'is not an offset this service returned for this account' }]);
       await ctx.access.reserve('realtime.medias', info.path.key as string);
-      const page = await fetchPage(ctx.services, args.userId, args.offset ?? '');
+      const page = await fetchPage(ctx.services, args.userId, cursor);
       // Part of the work, not a side effect: if the page cannot be kept, the call fails (500) and
       // the pipeline refunds it, rather than charging for data the database silently lacks.
       await writeThrough(ctx.services, page);
-      return page;
+      return page.more ? { ...page, offset: offsets.seal(args.userId, page.offset) } : page;
     },
   }),
 );

@@ -8,6 +8,12 @@ import { toCount, toDate } from './values.js';
 
 export const KEY_PREFIX = 'cds_';
 
+/**
+ * Where every change to api_keys is announced (migrations/2026_11_25_0002_key_changes.ts): the
+ * base64 of the key's hash, or '' for all keys.
+ */
+export const KEY_CHANGES_CHANNEL = 'api_key_changes';
+
 export function hashKey(rawKey: string): Buffer {
   return createHash('sha256').update(rawKey, 'utf8').digest();
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
 import type { Database } from './database.js';
+import { listenPostgres, type Listener, type NotificationHandlers } from './notifications.js';
 import { preparedStatementName } from './prepared.js';
 
 export interface Store {
@@ -28,6 +29,12 @@ export interface Store {
   poolStats(): { total: number; idle: number; waiting: number } | null;
   /** How another thread opens the database searches read (null: the embedded store, this thread's alone). */
   readConnection: ReadConnection | null;
+  /**
+   * Follows NOTIFY on `channel` of the primary (see notifications.ts); resolves once the first
+   * LISTEN succeeded or failed. null behind a transaction pooler, which cannot hold a LISTEN: its
+   * server connection goes back to the pool after each transaction.
+   */
+  listen(channel: string, handlers: NotificationHandlers): Promise<Listener | null>;
   close(): Promise<void>;
 }
 
@@ -191,6 +198,20 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
       statementTimeoutMs: options.statementTimeoutMs,
       connectTimeoutMs: options.connectTimeoutMs,
     },
+    listen: async (channel, handlers) =>
+      options.transactionPooler
+        ? null
+        : listenPostgres(
+            {
+              connectionString,
+              application_name: 'creator-data-listen',
+              connectionTimeoutMillis: primary.config.connectionTimeoutMillis,
+              keepAlive: true,
+            },
+            channel,
+            handlers,
+            { onError: (error) => options.onConnectionError?.(error) },
+          ),
     close: async () => {
       await replica?.db.destroy();
       await primary.db.destroy();
@@ -221,6 +242,12 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
       ping: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false),
       poolStats: () => null,
       readConnection: null,
+      // In-process, so nothing to lose: one LISTEN for the store's life.
+      async listen(channel, handlers) {
+        const unlisten = await pglite.listen(channel, handlers.message);
+        handlers.listening();
+        return { close: () => unlisten() };
+      },
       close: async () => {
         await db.destroy();
         releaseLock();

@@ -165,6 +165,11 @@ export interface ApiKeysTable {
   rotated_at: Timestamp | null;
 }
 
+export interface ServiceSecretsTable {
+  name: string;
+  secret: Buffer;
+}
+
 export interface CatalogChangesTable {
   id: Generated<string | number | bigint>;
   entity: string;
@@ -188,6 +193,7 @@ export interface Database {
   plans: PlansTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  service_secrets: ServiceSecretsTable;
   categories: CategoriesTable;
   creators: CreatorsTable;
   channels: ChannelsTable;

@@ -3,61 +3,56 @@ import { UpstreamUnavailableError, type UpstreamName } from './errors.js';
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
 export interface CircuitBreakerOptions {
-  /** The span over which calls and failures are counted. */
+  /** The span over which failures and successes are counted. */
   windowMs?: number;
-  /** Fewer calls than this in the window never open the circuit. */
-  minimumCalls?: number;
-  /** The share of failed calls in the window that opens the circuit. */
-  failureRate?: number;
   /**
-   * Failures must come from at least this many different keys (accounts): one account the
-   * upstream fails on, asked for again and again, is that account's problem, not an outage.
+   * The share of the distinct keys seen in the window (served, or failed after being served) that
+   * failed after being served, at or above which the circuit opens.
    */
+  failureRate?: number;
+  /** At least this many distinct keys must have failed after being served for the circuit to open. */
   minimumFailingKeys?: number;
   /** How long the circuit stays open before one trial call is let through. */
   cooldownMs?: number;
   /** How long a key that just failed fails fast without calling the upstream again. */
   negativeCacheMs?: number;
-  /** Keys remembered at most in the negative cache (the oldest go first). */
+  /** Keys remembered at most, in the negative cache and among the keys served (the oldest go first). */
   negativeCacheSize?: number;
-  /** Errors that say nothing about the upstream's health (a 404, say) return false. */
+  /** Errors that say nothing about the upstream's health (a 404, a 400) return false. */
   isFailure?: (error: unknown) => boolean;
   now?: () => number;
 }
 
-const BUCKETS = 10;
-
-interface Bucket {
-  start: number;
-  calls: number;
-  failures: number;
-  /** Distinct failing keys, capped: only "at least minimumFailingKeys" matters. */
-  failingKeys: Set<string>;
-}
-
 /**
- * A failure-rate circuit breaker with a per-key negative cache. It opens when, over the last
- * `windowMs`, at least `minimumCalls` calls were made, at least `failureRate` of them failed, and
- * the failures came from at least `minimumFailingKeys` keys; then callers get an answer at once and
- * the upstream is not hammered while it recovers. A key whose call failed fails fast for
- * `negativeCacheMs`, so one caller retrying a broken account neither loads the upstream nor fills
- * the window with failures of one account.
+ * A circuit breaker whose outage signal callers cannot forge, with a per-key negative cache.
+ *
+ * Only a key (an account) that the upstream served on its last call, and that now fails, counts
+ * against the upstream: accounts the upstream always fails on, or that a caller invents, are that
+ * caller's problem however often they are asked for, and no caller can make another's healthy
+ * account fail. The circuit opens when, over the last `windowMs`, at least `minimumFailingKeys`
+ * such keys failed and they are at least `failureRate` of the distinct keys that were either served
+ * or failed so in that window (keys, not calls: retries weigh nothing, and neither do refusals).
+ * A platform down for everyone fails every account being read, so the circuit opens as soon as a
+ * few of them are asked again; then callers get an answer at once and the upstream is not hammered
+ * while it recovers. A key whose call failed fails fast for `negativeCacheMs`.
  */
 export class CircuitBreaker {
   readonly #upstream: UpstreamName;
   readonly #options: Required<Omit<CircuitBreakerOptions, 'isFailure' | 'now'>>;
   readonly #isFailure: (error: unknown) => boolean;
   readonly #now: () => number;
-  #buckets: Bucket[] = [];
   #openedAt: number | null = null;
   #trialInFlight = false;
   readonly #recentFailures = new Map<string, number>();
+  /** Keys whose last call succeeded, with its time: the only keys whose failure counts. */
+  readonly #served = new Map<string, number>();
+  /** Keys that failed right after being served, with the time of the failure. */
+  readonly #regressions = new Map<string, number>();
 
   constructor(upstream: UpstreamName, options: CircuitBreakerOptions = {}) {
     this.#upstream = upstream;
     this.#options = {
       windowMs: options.windowMs ?? 30_000,
-      minimumCalls: options.minimumCalls ?? 10,
       failureRate: options.failureRate ?? 0.5,
       minimumFailingKeys: options.minimumFailingKeys ?? 3,
       cooldownMs: options.cooldownMs ?? 30_000,
@@ -94,61 +89,58 @@ export class CircuitBreaker {
     if (isTrial) this.#trialInFlight = true;
     try {
       const result = await task();
-      this.#record(key, false, isTrial);
+      this.#record(key, 'success', isTrial);
       return result;
     } catch (error) {
-      this.#record(key, this.#isFailure(error), isTrial);
+      this.#record(key, this.#isFailure(error) ? 'failure' : 'neutral', isTrial);
       throw error;
     } finally {
       if (isTrial) this.#trialInFlight = false;
     }
   }
 
-  #record(key: string, failed: boolean, isTrial: boolean): void {
+  #record(key: string, outcome: 'success' | 'failure' | 'neutral', isTrial: boolean): void {
     const now = this.#now();
-    if (failed) this.#rememberFailure(key, now);
-    if (isTrial) {
-      // The trial decides alone: a healthy answer closes the circuit on a clean slate.
-      if (failed) this.#openedAt = now;
-      else this.#reset();
+    if (outcome !== 'failure') {
+      // A neutral answer (a 404, a 400) says nothing about the key, but any answer ends a trial
+      // well: the upstream is up.
+      if (outcome === 'success') remember(this.#served, key, now, this.#options.negativeCacheSize);
+      if (isTrial) this.#close();
       return;
     }
-    const bucket = this.#currentBucket(now);
-    bucket.calls += 1;
-    if (!failed) return;
-    bucket.failures += 1;
-    if (bucket.failingKeys.size < this.#options.minimumFailingKeys) bucket.failingKeys.add(key);
-    if (this.#openedAt === null && this.#shouldOpen(now)) this.#openedAt = now;
+    const wasServed = this.#served.delete(key);
+    remember(this.#recentFailures, key, now, this.#options.negativeCacheSize);
+    // A key never served failing again proves nothing: on a trial it leaves the circuit half-open
+    // for the next call, rather than reopening it for a whole cool-down.
+    if (!wasServed) return;
+    remember(this.#regressions, key, now, this.#options.negativeCacheSize);
+    if (isTrial || (this.#openedAt === null && this.#shouldOpen(now))) this.#openedAt = now;
   }
 
   #shouldOpen(now: number): boolean {
-    const live = this.#buckets.filter((bucket) => now - bucket.start < this.#options.windowMs);
-    const calls = live.reduce((sum, bucket) => sum + bucket.calls, 0);
-    const failures = live.reduce((sum, bucket) => sum + bucket.failures, 0);
-    const keys = new Set(live.flatMap((bucket) => [...bucket.failingKeys]));
-    return calls >= this.#options.minimumCalls && failures >= calls * this.#options.failureRate && keys.size >= this.#options.minimumFailingKeys;
-  }
-
-  #currentBucket(now: number): Bucket {
-    const width = this.#options.windowMs / BUCKETS;
-    const last = this.#buckets.at(-1);
-    if (last && now - last.start < width) return last;
-    const bucket: Bucket = { start: now, calls: 0, failures: 0, failingKeys: new Set() };
-    this.#buckets = [...this.#buckets.filter((b) => now - b.start < this.#options.windowMs), bucket];
-    return bucket;
-  }
-
-  #rememberFailure(key: string, now: number): void {
-    this.#recentFailures.delete(key);
-    this.#recentFailures.set(key, now);
-    // A Map iterates in insertion order: the first entry is the oldest.
-    while (this.#recentFailures.size > this.#options.negativeCacheSize) {
-      this.#recentFailures.delete(this.#recentFailures.keys().next().value as string);
+    const since = now - this.#options.windowMs;
+    // Both maps are in time order (remember() moves a key to the end), oldest first.
+    for (const [key, at] of this.#regressions) {
+      if (at > since) break;
+      this.#regressions.delete(key);
     }
+    const failing = this.#regressions.size;
+    if (failing < this.#options.minimumFailingKeys) return false;
+    let served = 0;
+    for (const [key, at] of this.#served) if (at > since && !this.#regressions.has(key)) served += 1;
+    return failing >= this.#options.failureRate * (failing + served);
   }
 
-  #reset(): void {
+  #close(): void {
+    // The trial decides alone: a healthy answer closes the circuit on a clean slate.
     this.#openedAt = null;
-    this.#buckets = [];
+    this.#regressions.clear();
   }
+}
+
+/** Sets key to value as the newest entry, dropping the oldest beyond `size` (a Map iterates in insertion order). */
+function remember(map: Map<string, number>, key: string, value: number, size: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > size) map.delete(map.keys().next().value as string);
 }

@@ -13,6 +13,8 @@ export type UnavailableReason =
   | 'timeout'
   | 'network'
   | 'status'
+  /** The upstream refused the request itself (a 4xx other than 404 and 429): not a sign of an outage. */
+  | 'rejected'
   | 'malformed'
   | 'rate-limited'
   | 'circuit-open'

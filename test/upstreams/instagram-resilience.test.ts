@@ -50,8 +50,13 @@ describe('instagram client: upstream errors', () => {
     await expectUnavailable(client().fetchUserMedias(INSTAGRAM_SIM_USERS.serverError), 'status');
   });
 
+  it('throws UpstreamUnavailableError with reason rejected on a 400 (a max_id the platform never issued)', async () => {
+    await expectUnavailable(client().fetchUserMedias(INSTAGRAM_SIM_USERS.standard, 'no_such_cursor'), 'rejected');
+  });
+
   it('throws UpstreamUnavailableError, never a TypeError, on a body of the wrong shape or not JSON at all', async () => {
     await expectUnavailable(client().fetchUserMedias(INSTAGRAM_SIM_USERS.malformed), 'malformed');
+    await expectUnavailable(client().fetchUserMedias(INSTAGRAM_SIM_USERS.notJson), 'malformed');
     sim.setMode('malformed');
     await expectUnavailable(client().fetchUserMedias(INSTAGRAM_SIM_USERS.standard), 'malformed');
   });
@@ -87,11 +92,14 @@ describe('instagram client: single flight', () => {
   });
 
   it('shares a failure the same way, counting it once toward the breaker', async () => {
-    const client = createInstagramClient({ baseUrl: sim.url, breaker: { minimumCalls: 2, minimumFailingKeys: 1 } });
-    const calls = Array.from({ length: 20 }, () => failureOf(client.fetchUserMedias(INSTAGRAM_SIM_USERS.serverError)));
+    // Two failing accounts would open it.
+    const client = createInstagramClient({ baseUrl: sim.url, breaker: { minimumFailingKeys: 2 } });
+    await client.fetchUserMedias(INSTAGRAM_SIM_USERS.standard);
+    sim.setMode('fail');
+    const calls = Array.from({ length: 20 }, () => failureOf(client.fetchUserMedias(INSTAGRAM_SIM_USERS.standard)));
     const errors = await Promise.all(calls);
 
-    expect(sim.requestCount()).toBe(1);
+    expect(sim.requestCount()).toBe(2);
     for (const error of errors) expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect(client.breakerState).toBe('closed');
   });
@@ -110,16 +118,24 @@ describe('instagram client: single flight', () => {
 
 describe('instagram client: circuit breaker', () => {
   const cooldownMs = 250;
-  // Open at 4 calls in the window, half of them failures, from 3 accounts or more.
+  // Open when 3 accounts or more that were being served fail, half of those seen or more.
   const client = (cooldown = cooldownMs, timeoutMs?: number) =>
-    createInstagramClient({ baseUrl: sim.url, timeoutMs, breaker: { minimumCalls: 4, failureRate: 0.5, minimumFailingKeys: 3, cooldownMs: cooldown, negativeCacheMs: 60_000 } });
+    createInstagramClient({ baseUrl: sim.url, timeoutMs, breaker: { failureRate: 0.5, minimumFailingKeys: 3, cooldownMs: cooldown, negativeCacheMs: 60_000 } });
   /** Distinct accounts the simulator serves normally. */
   const accounts = (n: number) => Array.from({ length: n }, (_, i) => String(2_000 + i));
+  /** Accounts the simulator always fails on: three answer 500, one a body of the wrong shape, one a body that is not JSON. */
+  const failingAccounts = ['5000', '5001', '5002', INSTAGRAM_SIM_USERS.malformed, INSTAGRAM_SIM_USERS.notJson];
 
-  /** An upstream outage: every account fails. */
-  async function outage(instagram: InstagramClient, n = 4): Promise<void> {
+  async function serve(instagram: InstagramClient, userIds: string[]): Promise<void> {
+    for (const userId of userIds) await instagram.fetchUserMedias(userId);
+  }
+
+  /** An upstream outage: the accounts it was serving fail. */
+  async function outage(instagram: InstagramClient, n = 3): Promise<void> {
+    await serve(instagram, accounts(n));
     sim.setMode('fail');
     for (const account of accounts(n)) await expectUnavailable(instagram.fetchUserMedias(account), 'status');
+    sim.resetRequestCounts();
   }
 
   it('one account failing again and again never opens the circuit: it fails fast on its own', async () => {
@@ -135,6 +151,31 @@ describe('instagram client: circuit breaker', () => {
     await expect(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard)).resolves.toMatchObject({ more: true });
   });
 
+  it('accounts the upstream never served cannot open the circuit, however many fail and however often', async () => {
+    const instagram = createInstagramClient({ baseUrl: sim.url, breaker: { negativeCacheMs: 20, cooldownMs: 60_000 } });
+    await serve(instagram, [INSTAGRAM_SIM_USERS.standard]);
+    for (let round = 0; round < 5; round++) {
+      for (const account of failingAccounts) await failureOf(instagram.fetchUserMedias(account));
+      await sleep(25);
+    }
+    // Every round reached the upstream: the failures were real, and they were many.
+    for (const account of failingAccounts) expect(sim.requestCount(feedPath(account))).toBe(5);
+    expect(instagram.breakerState).toBe('closed');
+    await expect(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard)).resolves.toMatchObject({ more: true });
+  });
+
+  it('a platform 4xx (a max_id it never issued) is neither a failure nor remembered', async () => {
+    const instagram = client(60_000);
+    await serve(instagram, accounts(3));
+    for (let i = 0; i < 10; i++) {
+      for (const account of accounts(3)) await expectUnavailable(instagram.fetchUserMedias(account, `forged_${i}`), 'rejected');
+    }
+    expect(instagram.breakerState).toBe('closed');
+    // Each refusal was asked of the upstream (nothing was cached), and the accounts are still served.
+    for (const account of accounts(3)) expect(sim.requestCount(feedPath(account))).toBe(11);
+    for (const account of accounts(3)) await expect(instagram.fetchUserMedias(account)).resolves.toMatchObject({ more: true });
+  });
+
   it('a failing account is asked again once its negative cache entry expires', async () => {
     const instagram = createInstagramClient({ baseUrl: sim.url, breaker: { negativeCacheMs: 100 } });
     await failureOf(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.serverError));
@@ -145,33 +186,38 @@ describe('instagram client: circuit breaker', () => {
   });
 
   it('keeps the negative cache bounded', async () => {
-    const instagram = createInstagramClient({ baseUrl: sim.url, breaker: { negativeCacheSize: 5, minimumCalls: 1_000 } });
+    const instagram = createInstagramClient({ baseUrl: sim.url, breaker: { negativeCacheSize: 5 } });
     sim.setMode('fail');
     for (const account of accounts(20)) await failureOf(instagram.fetchUserMedias(account));
     expect(instagram.cachedFailures).toBe(5);
   });
 
-  it('opens when failures spread over several accounts, then fails fast without calling the upstream', async () => {
+  it('opens when accounts it was serving fail, then fails fast without calling the upstream', async () => {
     const instagram = client(60_000);
     await outage(instagram);
     expect(instagram.breakerState).toBe('open');
     await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard), 'circuit-open');
     await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.pinnedPost), 'circuit-open');
-    expect(sim.requestCount()).toBe(4);
+    expect(sim.requestCount()).toBe(0);
   });
 
-  it('does not open below the minimum number of calls, or below the failure rate', async () => {
+  it('does not open below the minimum number of failing accounts, or below the failure rate', async () => {
     const few = client(60_000);
+    await serve(few, accounts(3));
     sim.setMode('fail');
-    for (const account of accounts(3)) await failureOf(few.fetchUserMedias(account));
+    for (const account of accounts(2)) await failureOf(few.fetchUserMedias(account));
     expect(few.breakerState).toBe('closed');
 
+    // 3 of the 8 accounts served in the window fail: below half.
     const mostlyHealthy = client(60_000);
     sim.setMode('ok');
-    for (const account of accounts(8).slice(4)) await mostlyHealthy.fetchUserMedias(account);
+    await serve(mostlyHealthy, accounts(8));
     sim.setMode('fail');
     for (const account of accounts(3)) await failureOf(mostlyHealthy.fetchUserMedias(account));
     expect(mostlyHealthy.breakerState).toBe('closed');
+    // A fourth makes it half.
+    await failureOf(mostlyHealthy.fetchUserMedias(accounts(4)[3]));
+    expect(mostlyHealthy.breakerState).toBe('open');
   });
 
   it('lets one trial through after the cool-down and closes when it succeeds', async () => {
@@ -183,7 +229,7 @@ describe('instagram client: circuit breaker', () => {
     sim.setMode('ok');
     await expect(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard)).resolves.toMatchObject({ more: true });
     expect(instagram.breakerState).toBe('closed');
-    expect(sim.requestCount()).toBe(5);
+    expect(sim.requestCount()).toBe(1);
   });
 
   it('fails fast for other calls while the trial is in flight', async () => {
@@ -198,15 +244,28 @@ describe('instagram client: circuit breaker', () => {
     expect(instagram.breakerState).toBe('closed');
   });
 
-  it('opens again for a whole cool-down when the trial fails', async () => {
+  it('opens again for a whole cool-down when the trial fails for an account it was serving', async () => {
     const instagram = client();
+    await serve(instagram, [INSTAGRAM_SIM_USERS.standard]);
     await outage(instagram);
     await sleep(cooldownMs + 20);
 
     await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard), 'status');
     expect(instagram.breakerState).toBe('open');
     await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.pinnedPost), 'circuit-open');
-    expect(sim.requestCount()).toBe(5);
+    expect(sim.requestCount()).toBe(1);
+  });
+
+  it('a trial that fails for an account never served leaves the circuit half-open for the next call', async () => {
+    const instagram = client();
+    await outage(instagram);
+    await sleep(cooldownMs + 20);
+
+    sim.setMode('ok');
+    await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.serverError), 'status');
+    expect(instagram.breakerState).toBe('half-open');
+    await expect(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard)).resolves.toMatchObject({ more: true });
+    expect(instagram.breakerState).toBe('closed');
   });
 
   it('does not count a 404 as a failure, nor cache it', async () => {
@@ -216,13 +275,18 @@ describe('instagram client: circuit breaker', () => {
     expect(sim.requestCount(feedPath(INSTAGRAM_SIM_USERS.notFound))).toBe(20);
   });
 
-  it('counts timeouts and malformed bodies as failures', async () => {
-    const instagram = client(cooldownMs, 50);
-    await instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.standard);
-    await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.hangs), 'timeout');
-    await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.malformed), 'malformed');
-    expect(instagram.breakerState).toBe('closed');
-    await expectUnavailable(instagram.fetchUserMedias(INSTAGRAM_SIM_USERS.serverError), 'status');
-    expect(instagram.breakerState).toBe('open');
+  it('counts timeouts and malformed bodies of accounts it was serving as failures', async () => {
+    const slow = client(cooldownMs, 50);
+    await serve(slow, accounts(3));
+    sim.setMode('slow', { delayMs: 500 });
+    for (const account of accounts(3)) await expectUnavailable(slow.fetchUserMedias(account), 'timeout');
+    expect(slow.breakerState).toBe('open');
+
+    const malformed = client(cooldownMs);
+    sim.setMode('ok');
+    await serve(malformed, accounts(3));
+    sim.setMode('malformed');
+    for (const account of accounts(3)) await expectUnavailable(malformed.fetchUserMedias(account), 'malformed');
+    expect(malformed.breakerState).toBe('open');
   });
 });

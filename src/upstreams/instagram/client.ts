@@ -16,7 +16,7 @@ export interface MediaAuthor {
 
 export interface UserMediaPage {
   more: boolean;
-  /** Opaque; "" when more is false. */
+  /** The platform's cursor for the next page (its next_max_id); "" when more is false. */
   offset: string;
   /** Newest first. Shared between concurrent identical calls: do not mutate. */
   medias: readonly MediaItem[];
@@ -34,10 +34,10 @@ export interface InstagramClientOptions {
 
 export interface InstagramClient {
   /**
-   * One page of the account's feed.
+   * One page of the account's feed; `offset` is a page's `offset` (the platform's own cursor).
    * @throws UpstreamNotFoundError when the platform has no such public account, or the id is not all digits
-   * @throws UpstreamUnavailableError on a timeout, a network error, a non-404 error status, a
-   *   malformed body, or while the circuit is open
+   * @throws UpstreamUnavailableError on a timeout, a network error, a non-404 error status (a 4xx
+   *   other than 429 with reason 'rejected'), a malformed body, or while the circuit is open
    */
   fetchUserMedias(userId: string, offset?: string): Promise<UserMediaPage>;
   readonly breakerState: BreakerState;
@@ -51,8 +51,9 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker, ht
   const feedBase = `${baseUrl.replace(/\/+$/, '')}/api/v1/feed/user/`;
   const circuit = new CircuitBreaker('instagram', {
     ...breaker,
-    // A 404 is a healthy upstream answering about a missing account.
-    isFailure: (error) => !(error instanceof UpstreamNotFoundError),
+    // A 404 is a healthy upstream answering about a missing account, and a 400 one refusing a
+    // request: neither says anything about its health.
+    isFailure: (error) => !(error instanceof UpstreamNotFoundError || (error instanceof UpstreamUnavailableError && error.reason === 'rejected')),
   });
   const inFlight = new SingleFlight<UserMediaPage>();
 
@@ -60,6 +61,10 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker, ht
     const query = offset === '' ? '' : `?${new URLSearchParams({ max_id: offset })}`;
     const response = await http.get('instagram', `${feedBase}${userId}/${query}`, { timeoutMs });
     if (response.status === 404) throw new UpstreamNotFoundError('instagram');
+    if (response.status === 429) throw new UpstreamUnavailableError('instagram', 'rate-limited', 'answered 429');
+    if (response.status >= 400 && response.status < 500) {
+      throw new UpstreamUnavailableError('instagram', 'rejected', `answered ${response.status}`);
+    }
     if (response.status < 200 || response.status >= 300) {
       throw new UpstreamUnavailableError('instagram', 'status', `answered ${response.status}`);
     }

@@ -25,9 +25,12 @@ export const INSTAGRAM_SIM_USERS = {
   /** Page 1 starts with an older, pinned post, as the platform serves pinned posts. */
   pinnedPost: '1006',
   notFound: '4040',
+  /** 500; so do 5001 to 5009, for tests that need several failing accounts. */
   serverError: '5000',
   /** 200 with JSON of the wrong shape. */
   malformed: '4220',
+  /** 200 with a body that is not JSON. */
+  notJson: '4221',
   /** Accepts the connection and never answers. */
   hangs: '4080',
 } as const;
@@ -63,15 +66,20 @@ export async function startInstagramSimulator(options: SimulatorListenOptions = 
     switch (userId) {
       case INSTAGRAM_SIM_USERS.hangs:
         return;
-      case INSTAGRAM_SIM_USERS.serverError:
-        return sendServerError(response);
       case INSTAGRAM_SIM_USERS.malformed:
         return sendJson(response, 200, { items: [{ pk: null, media_type: 'photo' }], more_available: 'maybe' });
+      case INSTAGRAM_SIM_USERS.notJson:
+        response.writeHead(200, { 'content-type': 'application/json' });
+        return void response.end('<html>Please wait a few minutes</html>');
       case INSTAGRAM_SIM_USERS.notFound:
         return sendUserNotFound(response);
     }
+    if (/^500\d$/.test(userId)) return sendServerError(response);
     if (!/^\d+$/.test(userId)) return sendUserNotFound(response);
-    sendJson(response, 200, feedPage(userId, url.searchParams.get('max_id') ?? ''));
+    const page = feedPage(userId, url.searchParams.get('max_id') ?? '');
+    // A max_id the platform never issued for this account is refused, as the platform does.
+    if (!page) return sendJson(response, 400, { message: 'Invalid max_id', status: 'fail' });
+    sendJson(response, 200, page);
   }, options);
 
   return {
@@ -133,13 +141,14 @@ export interface SimFeedPage {
   status: 'ok';
 }
 
-function feedPage(userId: string, maxId: string): SimFeedPage {
+/** The page a max_id names; null when it names none. */
+function feedPage(userId: string, maxId: string): SimFeedPage | null {
   const pages = feedPages(userId);
   const cursorAfter = (pageIndex: number): string => `${pages[pageIndex].at(-1)!.pk}_${userId}`;
   const pageIndex = maxId === '' ? 0 : pages.findIndex((_, i) => i > 0 && cursorAfter(i - 1) === maxId);
-  // An unknown max_id gets an empty, final page rather than an error, as the platform does.
-  const items = pageIndex >= 0 ? pages[pageIndex] : [];
-  const isLast = pageIndex < 0 || pageIndex >= pages.length - 1;
+  if (pageIndex < 0) return null;
+  const items = pages[pageIndex];
+  const isLast = pageIndex >= pages.length - 1;
 
   let moreAvailable = !isLast;
   let nextMaxId = isLast ? null : cursorAfter(pageIndex);
