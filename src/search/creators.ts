@@ -4,7 +4,7 @@ import { genderToCode } from '../store/values.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import { centsOfDecimal, decimalOfCents } from './decimal.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 import { RangeIndex } from './range-index.js';
 import { ResultCache } from './result-cache.js';
 import { RowTable } from './row-table.js';
@@ -118,7 +118,7 @@ export class CreatorIndex {
   }
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
-  search(search: CreatorSearch, page: PageArgs): IndexPage {
+  search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
     const { bits, count } = this.#match(search);
     const sort = creatorOrder(search);
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
@@ -126,7 +126,7 @@ export class CreatorIndex {
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
     const segments = this.#segments(search, bits, count);
-    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {

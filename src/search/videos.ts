@@ -6,7 +6,7 @@ import { channelNumericBounds, needsChannel, videoOrder, type VideoIndexRow, typ
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from './bitset.js';
 import type { IndexPage } from './creators.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 import { RangeIndex } from './range-index.js';
 import { ResultCache } from './result-cache.js';
 import { Int32Column, NumberColumn, RowTable } from './row-table.js';
@@ -208,7 +208,7 @@ export class VideoIndex {
     return this.#channels.table.aliveCount;
   }
 
-  search(search: VideoSearch, page: PageArgs): IndexPage {
+  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
     const { bits, count } = this.#match(search.filter);
     const sort = videoOrder(search);
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
@@ -221,7 +221,7 @@ export class VideoIndex {
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
     const segments = this.#segments(search, bits, count);
-    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
