@@ -178,7 +178,7 @@ function pgCreatorFilter(filter: CreatorFilter, taxonomy: readonly Category[]): 
     country: filter.locations?.length ? { in: filter.locations.map((c) => c.toUpperCase()) } : undefined,
     language: filter.languages?.length ? { in: filter.languages.map((c) => c.toLowerCase()) } : undefined,
     followerCount: range(filter.followerCountMin, filter.followerCountMax),
-    avgEngagementRate: filter.avgEngagementRateMin != null ? atLeast(filter.avgEngagementRateMin) : undefined,
+    avgEngagementRate: range(filter.avgEngagementRateMin, filter.avgEngagementRateMax),
     recentMonthPublishCount: filter.recentMonthPublishCountMin != null ? { greaterThanOrEqualTo: filter.recentMonthPublishCountMin } : undefined,
     lastPublishAt: days(filter.createAtStart, filter.createAtEnd),
     gender: filter.gender ? { equalTo: GENDER_CODES[filter.gender] } : undefined,

@@ -75,7 +75,7 @@ function creatorWhere(filter: CreatorFilter, taxonomy: readonly Category[]): Whe
   if (filter.locations?.length) where.add(`country = ANY(${where.bind(filter.locations.map((c) => c.toUpperCase()))})`);
   if (filter.languages?.length) where.add(`language = ANY(${where.bind(filter.languages.map((c) => c.toLowerCase()))})`);
   addBounds(where, 'follower_count', filter.followerCountMin, filter.followerCountMax);
-  addBounds(where, 'avg_engagement_rate', filter.avgEngagementRateMin, undefined);
+  addBounds(where, 'avg_engagement_rate', filter.avgEngagementRateMin, filter.avgEngagementRateMax);
   addBounds(where, 'recent_month_publish_count', filter.recentMonthPublishCountMin, undefined);
   addDays(where, 'last_publish_at', filter.createAtStart, filter.createAtEnd);
   if (filter.gender) where.add(`gender = ${where.bind(GENDER_CODES[filter.gender])}`);

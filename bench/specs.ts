@@ -11,6 +11,7 @@ export interface CreatorFilter {
   followerCountMin?: number;
   followerCountMax?: number;
   avgEngagementRateMin?: number;
+  avgEngagementRateMax?: number;
   recentMonthPublishCountMin?: number;
   gender?: Gender;
   verified?: boolean;

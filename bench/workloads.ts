@@ -128,6 +128,28 @@ function videoChannelFilter(rng: DemoRandom, vocab: Vocabulary): VideoFilter {
   return filter;
 }
 
+/** A UTC day (YYYY-MM-DD) drawn uniformly within `range`. */
+function dayWithin(rng: DemoRandom, range: { first: string; last: string }): string {
+  return dayWindow(rng, range, 1, 1).start;
+}
+
+/**
+ * A maximum on the order's own key, sometimes with a minimum below it, sometimes a country: the
+ * page then lies deep in the order, where a walk from the top would test every row above it.
+ */
+function sortKeyBound(rng: DemoRandom, vocab: Vocabulary, sort: 'FOLLOWER_COUNT' | 'ENGAGEMENT_RATE'): CreatorFilter {
+  const filter: CreatorFilter = {};
+  if (sort === 'FOLLOWER_COUNT') {
+    filter.followerCountMax = Math.round(rng.logUniform(1_000, 10_000_000));
+    if (rng.chance(0.4)) filter.followerCountMin = Math.round(filter.followerCountMax / rng.logUniform(3, 3_000));
+  } else {
+    filter.avgEngagementRateMax = Math.round(rng.logUniform(0.1, 10) * 100) / 100;
+    if (rng.chance(0.4)) filter.avgEngagementRateMin = Math.round((filter.avgEngagementRateMax / rng.logUniform(1.5, 20)) * 100) / 100;
+  }
+  if (rng.chance(0.3)) filter.locations = [weightedPick(rng, vocab.creatorCountries)];
+  return filter;
+}
+
 function liveFilter(rng: DemoRandom, vocab: Vocabulary): LiveFilter {
   if (rng.chance(0.4)) return {};
   return rng.pick([
@@ -203,6 +225,31 @@ export const workloads: Workload[] = [
       kind: 'videos',
       door: 'graphql',
       filter: { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) },
+      pageSize: PAGE_SIZE,
+      pages: 1,
+    }),
+  },
+  {
+    id: 'creators-follower-max',
+    name: 'creator search by followers, follower maximum',
+    detail: 'a follower maximum (log-uniform 1k–10M), 40 % of the time a minimum 3–3,000 times below it, 30 % a country; page 1 of 20 by followers',
+    draw: (rng, vocab) => ({ kind: 'creators', door: 'rest', paging: 'offset', filter: sortKeyBound(rng, vocab, 'FOLLOWER_COUNT'), sort: 'FOLLOWER_COUNT', pageSize: PAGE_SIZE, pages: 1 }),
+  },
+  {
+    id: 'creators-engagement-bound',
+    name: 'creator search by engagement rate, engagement-rate maximum',
+    detail: 'an engagement-rate maximum (log-uniform 0.1–10 %), 40 % of the time a minimum 1.5–20 times below it, 30 % a country; page 1 of 20 by engagement rate',
+    draw: (rng, vocab) => ({ kind: 'creators', door: 'rest', paging: 'offset', filter: sortKeyBound(rng, vocab, 'ENGAGEMENT_RATE'), sort: 'ENGAGEMENT_RATE', pageSize: PAGE_SIZE, pages: 1 }),
+  },
+  {
+    id: 'videos-end-date',
+    name: 'video search, newest first up to an end date',
+    detail: '`create_at_end` = a day of the data (no start), half the time 1–2 video categories; newest first',
+    note: 'video search has two orders, newest and relevance (by plays within title tiers, no bound on plays exists): the date is the one sort key a filter can bound',
+    draw: (rng, vocab) => ({
+      kind: 'videos',
+      door: 'rest',
+      filter: { createAtEnd: dayWithin(rng, vocab.videoDays), ...(rng.chance(0.5) ? { categorys: rng.sample(vocab.videoCategoryIds, rng.int(1, 2)) } : {}) },
       pageSize: PAGE_SIZE,
       pages: 1,
     }),

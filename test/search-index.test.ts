@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { seedDemo } from '../src/cli/seed.js';
 import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
@@ -8,8 +8,9 @@ import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type Vid
 import { forceSelectStrategy } from '../src/search/primitives/sort-order.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
-import { setSmallSegmentRows } from '../src/search/tables/paging.js';
+import { type SearchProbe, setSmallSegmentRows } from '../src/search/tables/paging.js';
 import type { VideoIndex } from '../src/search/tables/videos.js';
+import type { IndexPage } from '../src/search/types.js';
 import { expandCategoryIds } from '../src/store/categories.js';
 import { channelIndexRows, channelIndexRowsById } from '../src/store/channels.js';
 import { countCreators, creatorIndexRows, creatorIndexRowsByKey, searchCreators } from '../src/store/creators.js';
@@ -118,6 +119,23 @@ function randomFilter(rng: SeededRandom): CreatorFilter {
   return filter as CreatorFilter;
 }
 
+/**
+ * Bounds on the order's own key (followers for the follower order and relevance's tiers,
+ * engagement for its order): pages then start and end inside the order, where a walk must seek.
+ */
+function boundSortKey(rng: SeededRandom, filter: CreatorFilter, sort: CreatorSearch['sort']): CreatorFilter {
+  const engagement = sort === 'ENGAGEMENT_RATE';
+  const name = engagement ? 'avgEngagementRate' : 'followerCount';
+  const values = rows.map((row) => (engagement ? row.avgEngagementRate : row.followerCount));
+  const [low, high] = [bound(rng, values, engagement), bound(rng, values, engagement)].sort((a, b) => a - b);
+  const bounded: Record<string, unknown> = { ...filter, [`${name}Min`]: undefined, [`${name}Max`]: undefined };
+  // A maximum alone, a minimum alone, or both.
+  const which = rng.int(0, 2);
+  if (which !== 1) bounded[`${name}Max`] = high;
+  if (which !== 0) bounded[`${name}Min`] = low;
+  return bounded as CreatorFilter;
+}
+
 function randomPage(rng: SeededRandom): PageArgs {
   switch (rng.int(0, 3)) {
     case 0:
@@ -137,9 +155,9 @@ async function searchOf(filter: CreatorFilter, sort: CreatorSearch['sort'] | nul
 }
 
 /** Both answers to one page request, SQL's as the reference. */
-async function compare(index: CreatorIndex, search: CreatorSearch, page: PageArgs, label: string) {
+async function compare(index: CreatorIndex, search: CreatorSearch, page: PageArgs, label: string, probe?: SearchProbe) {
   const [sqlPage, sqlTotal] = await Promise.all([searchCreators(store.db, search, page), countCreators(store.db, search)]);
-  const fast = index.search(search, page);
+  const fast = index.search(search, page, probe);
   const context = `${label}: ${JSON.stringify({ filter: search.filter, sort: search.sort, page })}`;
   expect(fast.total, context).toBe(sqlTotal);
   expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.userId));
@@ -150,10 +168,11 @@ async function compare(index: CreatorIndex, search: CreatorSearch, page: PageArg
 async function randomSearches(index: CreatorIndex, rng: SeededRandom, runs: number, label: string): Promise<number> {
   let nonEmpty = 0;
   for (let run = 0; run < runs; run++) {
-    const filter = randomFilter(rng);
+    const sort = rng.chance(0.5) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
+    let filter = randomFilter(rng);
+    if (rng.chance(0.3)) filter = boundSortKey(rng, filter, sort ?? defaultCreatorSort(filter));
     const parsed = creatorsArgs.safeParse({ filter });
     if (!parsed.success) continue;
-    const sort = rng.chance(0.5) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
     const search = await searchOf(parsed.data.filter!, sort);
     const page = randomPage(rng);
     const first = await compare(index, search, page, `${label} #${run}`);
@@ -216,6 +235,112 @@ describe.each(strategies)('the in-memory creator index, %s', (_mode, smallRows, 
   });
 });
 
+/** Records the sort key of every row a search reads from its order. */
+function watch(): { probe: SearchProbe; keys: number[] } {
+  const keys: number[] = [];
+  return { probe: { visit: (key) => keys.push(key) }, keys };
+}
+
+/** The value at `share` of the sorted values: a bound with rows on both sides of it. */
+const quantile = (values: number[], share: number) => [...values].sort((a, b) => a - b)[Math.floor(share * (values.length - 1))];
+
+/**
+ * What a page bounded on its sort key may read: at most one row outside the bounds (the one past
+ * the far bound that ends the walk) and, where one order holds every match, no more rows than the
+ * offset, the page and the row telling whether more exist, plus that one.
+ */
+function expectReadWithin(keys: number[], found: IndexPage, bounds: { min?: number; max?: number }, page: PageArgs | null, context: string) {
+  expect(keys.length, `rows read, the page's own at least: ${context}`).toBeGreaterThanOrEqual(found.ids.length);
+  const outside = keys.filter((key) => (bounds.max !== undefined && key > bounds.max) || (bounds.min !== undefined && key < bounds.min));
+  expect(outside.length, `rows read outside the bounds: ${context}`).toBeLessThanOrEqual(1);
+  if (page) expect(keys.length, `rows read: ${context}`).toBeLessThanOrEqual((page.offset ?? 0) + (page.first ?? page.last ?? 20) + 2);
+}
+
+describe('a creator search bounded on its sort key', () => {
+  /** Sort, filter, and the bounds in the order's stored unit (cents for engagement). */
+  function cases() {
+    const followers = rows.map((row) => row.followerCount);
+    const engagement = rows.map((row) => row.avgEngagementRate);
+    const [f20, f50, f60] = [0.2, 0.5, 0.6].map((share) => quantile(followers, share));
+    const [e30, e50, e70] = [0.3, 0.5, 0.7].map((share) => quantile(engagement, share));
+    return [
+      { sort: 'FOLLOWER_COUNT', filter: { followerCountMax: f50 }, bounds: { max: f50 } },
+      { sort: 'FOLLOWER_COUNT', filter: { followerCountMin: f20, followerCountMax: f60 }, bounds: { min: f20, max: f60 } },
+      { sort: 'ENGAGEMENT_RATE', filter: { avgEngagementRateMax: e50 / 100 }, bounds: { max: e50 } },
+      { sort: 'ENGAGEMENT_RATE', filter: { avgEngagementRateMin: e30 / 100, avgEngagementRateMax: e70 / 100 }, bounds: { min: e30, max: e70 } },
+      // Relevance: each tier walks the follower order within the same bounds.
+      { sort: 'RELEVANCE', filter: { query: 'a', followerCountMax: f50 }, bounds: { max: f50 } },
+    ] as const;
+  }
+  const pages: PageArgs[] = [{ first: 20 }, { first: 10, offset: 30 }, { last: 15 }];
+
+  it.each(strategies)('reads its pages from the bound on, not from the top of the order, and answers as SQL does, %s', async (_mode, smallRows, strategy) => {
+    setSmallSegmentRows(smallRows);
+    forceSelectStrategy(strategy);
+    onTestFinished(() => {
+      setSmallSegmentRows(256);
+      forceSelectStrategy(null);
+    });
+    const index = buildIndex(rows);
+    for (const { sort, filter, bounds } of cases()) {
+      const search = await searchOf(filter as CreatorFilter, sort);
+      // One order holds every match only without relevance's tiers.
+      const single = sort !== 'RELEVANCE';
+      for (const page of pages) {
+        const { probe, keys } = watch();
+        const context = JSON.stringify({ filter, sort, page });
+        const found = await compare(index, search, page, 'bounded on the sort key', probe);
+        expect(found.total, context).toBeGreaterThan(100);
+        expectReadWithin(keys, found, bounds, single ? page : null, context);
+        if (page.offset != null || found.cursors.length === 0) continue;
+        for (const next of [{ first: 20, after: found.cursors.at(-1) }, { last: 20, before: found.cursors[0] }]) {
+          const watched = watch();
+          const following = await compare(index, search, next, 'bounded on the sort key, by cursor', watched.probe);
+          expectReadWithin(watched.keys, following, bounds, single ? next : null, `${context} then ${JSON.stringify(next)}`);
+        }
+      }
+    }
+  });
+
+  it('still reads only within the bound once rows changed since the order was sorted', async () => {
+    const index = buildIndex(rows);
+    const rng = seededRandom('bounded-sort-key-writes');
+    // Changed rows leave the sorted snapshot for the list of changed slots, walked beside it.
+    const current = new Map(rows.map((row) => [row.userId, row]));
+    for (let i = 0; i < 300; i++) {
+      const row = pick(rng, rows);
+      const changed = { ...row, followerCount: pick(rng, rows).followerCount + rng.int(-1, 1), avgEngagementRate: pick(rng, rows).avgEngagementRate };
+      index.upsert(changed);
+      current.set(row.userId, changed);
+    }
+    for (let i = 0; i < 30; i++) {
+      const row = pick(rng, rows);
+      index.remove(row);
+      current.delete(row.userId);
+    }
+    const twitter = [...current.values()].filter((row) => row.platform === 'twitter');
+    for (const { sort, filter, bounds } of cases()) {
+      if (sort === 'RELEVANCE') continue;
+      const keyOf = (row: CreatorIndexRow) => (sort === 'ENGAGEMENT_RATE' ? row.avgEngagementRate : row.followerCount);
+      // The order SQL gives: key descending, then the id descending bytewise.
+      const expected = twitter
+        .filter((row) => keyOf(row) <= bounds.max && !('min' in bounds && keyOf(row) < bounds.min))
+        .sort((a, b) => keyOf(b) - keyOf(a) || Buffer.compare(Buffer.from(b.userId), Buffer.from(a.userId)))
+        .map((row) => row.userId);
+      const search = await searchOf(filter as CreatorFilter, sort);
+      for (const page of pages) {
+        const { probe, keys } = watch();
+        const context = JSON.stringify({ filter, sort, page });
+        const found = index.search(search, page, probe);
+        expect(found.total, context).toBe(expected.length);
+        const offset = page.offset ?? 0;
+        expect(found.ids, context).toEqual(page.last ? expected.slice(-page.last) : expected.slice(offset, offset + page.first!));
+        expectReadWithin(keys, found, bounds, page, context);
+      }
+    }
+  });
+});
+
 describe('the in-memory video index', () => {
   let index: VideoIndex;
   let videoRows: VideoIndexRow[];
@@ -266,14 +391,31 @@ describe('the in-memory video index', () => {
     return filter as VideoFilter;
   }
 
-  async function compareVideos(search: VideoSearch, page: PageArgs, label: string) {
+  async function compareVideos(search: VideoSearch, page: PageArgs, label: string, probe?: SearchProbe) {
     const [sqlPage, sqlTotal] = await Promise.all([searchVideos(store.db, search, page), countVideos(store.db, search)]);
-    const fast = index.search(search, page);
+    const fast = index.search(search, page, probe);
     const context = `${label}: ${JSON.stringify({ filter: search.filter, sort: search.sort, page })}`;
     expect(fast.total, context).toBe(sqlTotal);
     expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.videoId));
     expect([fast.hasNextPage, fast.hasPreviousPage], context).toEqual([sqlPage.hasNextPage, sqlPage.hasPreviousPage]);
     return fast;
+  }
+
+  /** One page, then (without an offset) one page on from its last cursor and one back from its first. */
+  async function compareVideoPages(search: VideoSearch, page: PageArgs, label: string) {
+    const first = await compareVideos(search, page, label);
+    if (first.cursors.length > 0 && page.offset == null) {
+      await compareVideos(search, { first: 20, after: first.cursors.at(-1) }, `${label} after`);
+      await compareVideos(search, { last: 20, before: first.cursors[0] }, `${label} before`);
+    }
+    return first;
+  }
+
+  /** An end date (and sometimes a start) on the newest-first order's own key: one of `ends`' days. */
+  function boundDates(rng: SeededRandom, filter: VideoFilter, ends = videoRows.map((video) => video.createAt)): VideoFilter {
+    const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+    const end = pick(rng, ends);
+    return { ...filter, createAtEnd: day(end), createAtStart: rng.chance(0.4) ? day(end - rng.int(0, 60) * 86_400_000) : undefined };
   }
 
   it.each(strategies)(`answers random video searches exactly as SQL does, %s`, { timeout: 300_000 }, async (mode, smallRows, strategy) => {
@@ -283,17 +425,13 @@ describe('the in-memory video index', () => {
     let nonEmpty = 0;
     try {
       for (let run = 0; run < SEARCHES; run++) {
-        const parsed = videosArgs.safeParse({ filter: randomVideoFilter(rng) });
+        const drawn = randomVideoFilter(rng);
+        const parsed = videosArgs.safeParse({ filter: rng.chance(0.3) ? boundDates(rng, drawn) : drawn });
         if (!parsed.success) continue;
         const filter = parsed.data.filter!;
         const sort = rng.chance(0.5) ? defaultVideoSort(filter) : pick(rng, ['NEWEST', 'RELEVANCE'] as const);
-        const page = randomPage(rng);
-        const first = await compareVideos({ filter, sort }, page, `video #${run}`);
+        const first = await compareVideoPages({ filter, sort }, randomPage(rng), `video #${run}`);
         if (first.total > 0) nonEmpty++;
-        if (first.cursors.length > 0 && page.offset == null) {
-          await compareVideos({ filter, sort }, { first: 20, after: first.cursors.at(-1) }, `video #${run} after`);
-          await compareVideos({ filter, sort }, { last: 20, before: first.cursors[0] }, `video #${run} before`);
-        }
         // One channel's videos (Channel.videos): the same filter without its channel conditions.
         const own = channelVideoFilter.safeParse(Object.fromEntries(Object.entries(filter).filter(([field]) => field in channelVideoFilterShape)));
         if (own.success) {
@@ -310,6 +448,23 @@ describe('the in-memory video index', () => {
       forceSelectStrategy(null);
     }
     expect(nonEmpty).toBeGreaterThan(SEARCHES / 4);
+  });
+
+  it('reads a newest-first page from its end date on, not from the newest video', async () => {
+    const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+    const times = videoRows.map((video) => video.createAt);
+    const [t20, t50, t60] = [0.2, 0.5, 0.6].map((share) => quantile(times, share));
+    for (const filter of [{ createAtEnd: day(t50) }, { createAtStart: day(t20), createAtEnd: day(t60) }] as VideoFilter[]) {
+      // The end day is inclusive: through its last millisecond.
+      const bounds = { min: filter.createAtStart ? Date.parse(filter.createAtStart) : undefined, max: Date.parse(filter.createAtEnd!) + 86_400_000 - 1 };
+      for (const page of [{ first: 20 }, { first: 10, offset: 30 }, { last: 15 }] as PageArgs[]) {
+        const { probe, keys } = watch();
+        const context = JSON.stringify({ filter, page });
+        const found = await compareVideos({ filter, sort: 'NEWEST' }, page, 'bounded on the date', probe);
+        expect(found.total, context).toBeGreaterThan(100);
+        expectReadWithin(keys, found, bounds, page, context);
+      }
+    }
   });
 
   it('stays exact after channel and video changes applied through the change path', { timeout: 300_000 }, async () => {
@@ -351,6 +506,13 @@ describe('the in-memory video index', () => {
       // Each channel's own videos, moved ones and emptied or deleted channels included.
       for (const channelId of [...new Set(channels)]) {
         await compareVideos({ filter: {}, sort: 'NEWEST', channelId }, { first: 50 }, `channel ${channelId} after channel writes ${round}`);
+      }
+      // Redated videos sit in the order's changed slots: windows ending among them, paged every way.
+      for (let run = 0; run < 20; run++) {
+        const ends = rng.chance(0.5) ? dates.map((at) => Date.parse(at)) : undefined;
+        const parsed = videosArgs.safeParse({ filter: boundDates(rng, rng.chance(0.5) ? randomVideoFilter(rng) : {}, ends) });
+        if (!parsed.success) continue;
+        await compareVideoPages({ filter: parsed.data.filter!, sort: 'NEWEST' }, randomPage(rng), `dates after writes ${round} #${run}`);
       }
       for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}] as VideoFilter[]) {
         await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `${JSON.stringify(filter)} after channel writes ${round}`);

@@ -66,6 +66,9 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       { gender: rng.int(0, 2), verified: 1, avg_engagement_rate_min: rng.int(0, 50) / 10 },
       { create_at_start: '2026-06-01', create_at_end: '2026-10-31', has_email: 1, languages: ['en', 'es'] },
       { category_ids: [rng.pick([101, 102, 110, 1001, 1005])], page_size: 100 },
+      // Bounds on the order's own key: the page lies inside the order, not at its top.
+      { follower_count_max: rng.int(1_000, 1_000_000), sort_by: 'follower_count', page: rng.int(1, 3) },
+      { avg_engagement_rate_min: rng.int(0, 20) / 10, avg_engagement_rate_max: rng.int(20, 80) / 10, sort_by: 'engagement_rate', page: rng.int(1, 3) },
     ];
     const videoBodies = () => [
       {},
@@ -73,6 +76,7 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       { categorys: [rng.int(1, 40)], create_at_start: '2026-03-01', page: rng.int(1, 3) },
       { locations: ['US', 'KR'], follower_count_min: rng.int(0, 1_000_000), video_type: rng.int(1, 2) },
       { gender: 1, avg_play_count_min: 1000, page_size: 100 },
+      { create_at_end: `2026-0${rng.int(1, 9)}-15`, page: rng.int(1, 3) },
     ];
 
     it('answers creator and video searches exactly as SQL does, through REST', async () => {

@@ -39,6 +39,8 @@ export interface Walk {
   backward: boolean;
   skip: number;
   take: number;
+  /** Told the key of every row read from the order, the one that ends the walk included (tests watch where it reads). */
+  visit?: (key: number) => void;
 }
 
 export class SortOrder {
@@ -203,6 +205,7 @@ export class SortOrder {
         slot = delta[j];
         j += step;
       }
+      walk.visit?.(this.keyOf(slot));
       if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       if (!accept(slot)) continue;
       if (skip > 0) skip--;
@@ -249,6 +252,7 @@ export class SortOrder {
         slot = changed[j];
         j += step;
       }
+      walk.visit?.(this.keyOf(slot));
       if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       if (skip > 0) skip--;
       else found.push(slot);

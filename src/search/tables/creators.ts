@@ -14,7 +14,7 @@ import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -114,7 +114,7 @@ export class CreatorIndex {
   }
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
-  search(search: CreatorSearch, page: PageArgs): IndexPage {
+  search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
     const { bits, count } = this.#match(search);
     const sort = creatorOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
@@ -122,7 +122,7 @@ export class CreatorIndex {
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
     const segments = this.#segments(search, bits, count);
-    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {

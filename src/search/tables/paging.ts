@@ -36,6 +36,12 @@ export interface PageRequest {
   before?: SegmentPosition | null;
 }
 
+/** Passed in by a test to watch a search's work; the service passes none. */
+export interface SearchProbe {
+  /** Told the sort key of every row a page reads from its order (all matches, for a segment sorted on the spot). */
+  visit?: (key: number) => void;
+}
+
 export interface SlotPage {
   slots: number[];
   /** Each row's place in the order, for its cursor. */
@@ -66,7 +72,7 @@ export function setSmallSegmentRows(rows: number): void {
   smallSegment = rows;
 }
 
-export function pageSegments(segments: readonly Segment[], request: PageRequest): SlotPage {
+export function pageSegments(segments: readonly Segment[], request: PageRequest, probe: SearchProbe = {}): SlotPage {
   const after = request.after ?? null;
   const before = request.before ?? null;
   const backward = request.last != null || (before !== null && request.first == null);
@@ -92,7 +98,7 @@ export function pageSegments(segments: readonly Segment[], request: PageRequest)
       continue;
     }
     const bounded = withinKeyRange(segment, { from, until, backward });
-    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length })) {
+    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit })) {
       found.push({ slot, rank: segment.rank, order: segment.order });
     }
     skip = 0;
@@ -129,7 +135,9 @@ function walkSegment(segment: Segment, walk: Walk): number[] {
     const direction = walk.backward ? -1 : 1;
     // > 0: the slot lies beyond the position in the walking direction.
     const beyond = (slot: number, position: Position) => order.comparePosition(slot, position) * direction;
-    const slots = bitsOf(bits)
+    const matches = bitsOf(bits);
+    if (walk.visit) for (const slot of matches) walk.visit(order.positionOf(slot).key);
+    const slots = matches
       .sort((a, b) => order.compareSlots(a, b) * direction)
       .filter((slot) => (walk.from === null || beyond(slot, walk.from) > 0) && (walk.until === null || beyond(slot, walk.until) < 0));
     return slots.slice(walk.skip, walk.skip + walk.take);

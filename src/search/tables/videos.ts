@@ -13,7 +13,7 @@ import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { keyRangeOf, pageSegments, type Segment, type SegmentPosition } from './paging.js';
+import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -209,7 +209,7 @@ export class VideoIndex {
     return this.#channels.table.aliveCount;
   }
 
-  search(search: VideoSearch, page: PageArgs): IndexPage {
+  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
     const { bits, count } = search.channelId == null ? this.#match(search.filter) : this.#matchInChannel(search.filter, search.channelId);
     const sort = videoOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
@@ -222,7 +222,7 @@ export class VideoIndex {
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
     const segments = this.#segments(search, bits, count);
-    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before });
+    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (search.channelId != null) this.#pool.give(bits);
