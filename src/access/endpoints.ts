@@ -4,8 +4,12 @@ export const endpoints = {
   'search.videos': { cost: 100 },
   'live.search': { cost: 1 },
   'realtime.medias': { cost: 100 },
+  // GraphQL only: lookups by key (creator, channel, video, category, node, nodes), 1 unit a key.
+  'graph.lookup': { cost: 1 },
   ping: { cost: 0 },
 } as const;
 
 export type EndpointId = keyof typeof endpoints;
 export const endpointIds = Object.keys(endpoints) as EndpointId[];
+/** The endpoints a REST route answers (lookups by key are GraphQL's alone). */
+export type RestEndpointId = Exclude<EndpointId, 'graph.lookup'>;

@@ -1,6 +1,6 @@
 import { parse, type DocumentNode } from 'graphql';
 import type { z } from 'zod';
-import type { EndpointId } from '../access/endpoints.js';
+import type { RestEndpointId as EndpointId } from '../access/endpoints.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../inputs/common.js';
 import { creatorFilterShape, creatorSearchBody } from '../inputs/creators.js';
 import { liveStreamFilterShape, liveStreamSearchBody } from '../inputs/live-streams.js';
