@@ -1,5 +1,6 @@
 import { getNamedType, getNullableType, type GraphQLSchema, isListType, isObjectType, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAPHIQL_DEFAULT_QUERY } from '../src/http/graphql.js';
 import { schema } from '../src/schema/index.js';
 import { elementBounds, listBounds, type OperationPrice, priceOperation, prices } from '../src/schema/price.js';
 import { createTestApp, type TestApp } from './support/app.js';
@@ -154,6 +155,15 @@ describe('the price at the GraphQL door', () => {
     expect((await free.json()).extensions.cost).toEqual({ requested: 0, charged: 0, remaining: 899 });
     expect(free.headers.get('x-quota-cost')).toBe('0');
     expect(await quotaUsed(key)).toBe(101);
+  });
+
+  it("runs GraphiQL's example at the price its comment states", async () => {
+    expect(GRAPHIQL_DEFAULT_QUERY).toContain('Price: 200 units');
+    const key = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const answer = await (await post(key, { query: GRAPHIQL_DEFAULT_QUERY })).json();
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.videos.nodes[0].channel.title).toEqual(expect.any(String));
+    expect(answer.extensions.cost).toEqual({ requested: 200, charged: 200, remaining: 800 });
   });
 
   it('carries X-Quota-Cost on REST answers too, the body unchanged', async () => {
