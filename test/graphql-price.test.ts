@@ -2,7 +2,8 @@ import { getNamedType, getNullableType, type GraphQLSchema, isListType, isObject
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_DEFAULT_QUERY } from '../src/http/graphql.js';
 import { schema } from '../src/schema/index.js';
-import { elementBounds, listBounds, type OperationPrice, priceOperation, prices } from '../src/schema/price.js';
+import { readFileSync } from 'node:fs';
+import { describePrice, elementBounds, listBounds, priceOperation, prices } from '../src/schema/price.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { loadCatalog } from './support/catalog.js';
 import { graphSchema } from './support/graph-schema.js';
@@ -90,6 +91,12 @@ describe('the price of a document, before any work', () => {
     expect(priceOperation(graphSchema, parse('query($n: Int) { videos(first: $n) { totalCount } }'), null, { n: 'many' })).toBeNull();
   });
 
+  it('is the table docs/graphql.md shows', () => {
+    const docs = readFileSync(new URL('../docs/graphql.md', import.meta.url), 'utf8');
+    const rows = [...docs.matchAll(/^\| `(\w+\.\w+)` \| (.+) \|$/gm)].map(([, key, price]) => [key, price]);
+    expect(rows).toEqual(Object.entries(prices).map(([key, price]) => [key, describePrice(price)]));
+  });
+
   it('has a price for every nested connection and a bound for every list of objects', () => {
     for (const target of [schema, graphSchema]) {
       for (const type of Object.values(target.getTypeMap())) {
@@ -163,6 +170,15 @@ describe('the price at the GraphQL door', () => {
     const answer = await (await post(key, { query: GRAPHIQL_DEFAULT_QUERY })).json();
     expect(answer.errors).toBeUndefined();
     expect(answer.data.videos.nodes[0].channel.title).toEqual(expect.any(String));
+    expect(answer.extensions.cost).toEqual({ requested: 200, charged: 200, remaining: 800 });
+  });
+
+  it("runs the README's composed query at the price it states", async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const query = /```graphql\n(query Composed[\s\S]*?)```/.exec(readme)![1];
+    const key = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const answer = await (await post(key, { query })).json();
+    expect(answer.errors).toBeUndefined();
     expect(answer.extensions.cost).toEqual({ requested: 200, charged: 200, remaining: 800 });
   });
 

@@ -285,3 +285,10 @@ export function boundExceeded(price: OperationPrice, bounds: PriceBounds): strin
   }
   return null;
 }
+
+/** A table entry as docs/graphql.md states it (a test holds the two equal). */
+export function describePrice(price: FieldPrice): string {
+  if (price.perArgumentItem) return `${price.perArgumentItem.units} per element of \`${price.perArgumentItem.argument}\``;
+  if (price.perSubfield) return `${price.perSubfield} per facet asked`;
+  return String(price.units ?? 0);
+}
