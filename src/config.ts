@@ -19,6 +19,10 @@ export interface Config {
   connectTimeoutMs: number;
   poolSize: number;
   maxBodyBytes: number;
+  /** GraphQL operations priced over this many units are refused before any work (docs/contract/decisions.md §6.1). */
+  maxOperationUnits: number;
+  /** GraphQL operations whose lists could return more nodes than this in all are refused. */
+  maxOperationNodes: number;
   /** How long in-flight requests may run on after SIGTERM before they are answered 503. */
   shutdownGraceMs: number;
   /** Serve searches from the in-memory index (SEARCH_INDEX=off: every search runs SQL). */
@@ -92,6 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 2_000),
     poolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10),
     maxBodyBytes: integer('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 64 * 1024),
+    maxOperationUnits: integer('GRAPHQL_MAX_UNITS', env.GRAPHQL_MAX_UNITS, 10_000),
+    maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, 50_000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),

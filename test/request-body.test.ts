@@ -72,7 +72,7 @@ describe('request bodies without a Content-Length', () => {
     expect(JSON.parse(rest.text)).toMatchObject({ success: true });
     const graphql = await postChunked('/graphql', JSON.stringify({ query: '{ viewer { plan } }' }), false);
     expect(graphql.status).toBe(200);
-    expect(JSON.parse(graphql.text)).toEqual({ data: { viewer: { plan: 'pro' } } });
+    expect(JSON.parse(graphql.text)).toEqual({ data: { viewer: { plan: 'pro' } }, extensions: { cost: { requested: 0, charged: 0, remaining: 900 } } });
   });
 
   it('refuses an endless REST body once it passes the limit, naming the field', async () => {
@@ -95,7 +95,7 @@ describe('request bodies without a Content-Length', () => {
       app.server.fetch('http://test/graphql', { method: 'POST', headers: { 'content-type': 'application/graphql', authorization: key }, body });
     const small = await post('{ viewer { plan } }');
     expect(small.status).toBe(200);
-    expect(await small.json()).toEqual({ data: { viewer: { plan: 'pro' } } });
+    expect(await small.json()).toEqual({ data: { viewer: { plan: 'pro' } }, extensions: { cost: { requested: 0, charged: 0, remaining: expect.any(Number) } } });
     expect((await post(`{ viewer { plan } } # ${'x'.repeat(MAX)}`)).status).toBe(413);
   });
 

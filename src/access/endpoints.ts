@@ -5,10 +5,11 @@ export const endpoints = {
   'live.search': { cost: 1 },
   'realtime.medias': { cost: 100 },
   ping: { cost: 0 },
+  // GraphQL only: lookups by key (creator, channel, video, category, node, nodes), 1 unit a key.
   'graph.lookup': { cost: 1 },
 } as const;
 
 export type EndpointId = keyof typeof endpoints;
-/** The endpoints only GraphQL fields are charged to (lookups by key): no REST route names them. */
-export type RestEndpointId = Exclude<EndpointId, 'graph.lookup'>;
 export const endpointIds = Object.keys(endpoints) as EndpointId[];
+/** The endpoints a REST route answers (lookups by key are GraphQL's alone). */
+export type RestEndpointId = Exclude<EndpointId, 'graph.lookup'>;

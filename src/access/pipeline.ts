@@ -42,6 +42,11 @@ export interface AccessService {
   admit(caller: Caller): Promise<() => Promise<void>>;
   /** Checks plan and subscription and reserves the cost atomically, or ApiError FORBIDDEN/QUOTA_EXHAUSTED. */
   reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation>;
+  /**
+   * What reserve() would check, reserving nothing (a GraphQL dry run): the plan names every one of
+   * `endpoints`, the subscription runs, and `units` are left; the units left, or the ApiError.
+   */
+  quote(caller: Caller, endpoints: readonly EndpointId[], units: number): Promise<number>;
   /** Units left, for X-Quota-Remaining when nothing was charged. */
   remaining(caller: Caller): Promise<number>;
   /** Units of the account this process holds in a lease and has not sold (counted as used in the database). */
@@ -63,6 +68,8 @@ export class RequestAccess {
   private readonly reservations: { root: string; endpoint: EndpointId; reservation: Reservation }[] = [];
   private lastRemaining: number | null = null;
   private abandoned = false;
+  /** Each root field's share of the operation's price, once a GraphQL door has priced it. */
+  private shares: ReadonlyMap<string, number> | null = null;
 
   constructor(
     private readonly service: AccessService,
@@ -82,11 +89,25 @@ export class RequestAccess {
     return caller;
   }
 
-  /** Step 5, once per metered root field: `root` names the field so its errors can refund it. */
+  /**
+   * The price of each root field, by response key (src/schema/price.ts): what reserve() takes for
+   * that root instead of the endpoint's own cost. REST routes never set it: they cost their endpoint.
+   */
+  setShares(shares: ReadonlyMap<string, number>): void {
+    this.shares = shares;
+  }
+
+  /**
+   * Step 5, once per metered root field: `root` names the field (its response key) so its errors
+   * can refund it. It reserves the root's share of the operation's price when one was set (its
+   * nested connections and facets included), else the endpoint's cost; `endpoint` is what the
+   * plan must name either way.
+   */
   async reserve(endpoint: EndpointId, root: string): Promise<void> {
     if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
     if (this.abandoned) throw new RequestAbandonedError();
-    const reservation = await this.service.reserve(this.caller, endpoint, endpoints[endpoint].cost);
+    const units = this.shares?.get(root) ?? endpoints[endpoint].cost;
+    const reservation = await this.service.reserve(this.caller, endpoint, units);
     this.reservations.push({ root, endpoint, reservation });
     this.lastRemaining = reservation.remaining;
     if (this.abandoned) await this.refundAll();
@@ -124,10 +145,21 @@ export class RequestAccess {
     return this.reservations.filter(({ reservation }) => !reservation.refunded).map(({ endpoint, reservation }) => ({ endpoint, units: reservation.units }));
   }
 
-  /** X-Quota-Remaining for an identified caller. */
+  /** Units charged in all: X-Quota-Cost. */
+  chargedUnits(): number {
+    return this.charged().reduce((sum, { units }) => sum + units, 0);
+  }
+
+  /** A dry run: the units left if `units` could be paid now under `endpoints`, else the ApiError reserve() would throw. */
+  async quote(endpoints: readonly EndpointId[], units: number): Promise<number> {
+    if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
+    return (this.lastRemaining = await this.service.quote(this.caller, endpoints, units));
+  }
+
+  /** X-Quota-Remaining for an identified caller (read once, then known until a refund changes it). */
   async quotaRemaining(): Promise<number | null> {
     if (!this.caller) return null;
-    return this.lastRemaining ?? this.service.remaining(this.caller);
+    return (this.lastRemaining ??= await this.service.remaining(this.caller));
   }
 
   private async refundAll(): Promise<void> {

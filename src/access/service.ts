@@ -38,6 +38,15 @@ const KEY_CACHE_ENTRIES = 10_000;
 
 const notInPlan = (planId: string, endpoint: EndpointId) => new ApiError('FORBIDDEN', `Forbidden: the ${planId} plan does not include ${endpoint}`);
 const subscriptionEnded = () => new ApiError('FORBIDDEN', 'Forbidden: the subscription has ended');
+const quotaExhausted = (remaining: number, needed: number) =>
+  new ApiError('QUOTA_EXHAUSTED', `Forbidden: quota exhausted (${remaining} units left, ${needed} needed)`);
+
+/** Plan and subscription as the key's identity says (at most keyCacheMs old). */
+function checkPlan(caller: Caller, endpoints: readonly EndpointId[]): void {
+  const missing = endpoints.find((endpoint) => !caller.endpoints.includes(endpoint));
+  if (missing) throw notInPlan(caller.planId, missing);
+  if (caller.subscriptionEndsAt && caller.subscriptionEndsAt.getTime() <= Date.now()) throw subscriptionEnded();
+}
 
 export function createAccessService(db: Kysely<Database>, limiter: Limiter, options: AccessOptions = {}): AccessService {
   const refunds = createRefunds(db, options.onRefundsLost ?? (() => {}));
@@ -70,6 +79,9 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
     return owner;
   }
 
+  // Units this process holds unsold in a lease are the account's: reported as remaining.
+  const remaining = async (caller: Caller) => (await quotaRemaining(db, caller.accountId)) + meter.unsold(caller.accountId);
+
   return {
     async identify(authorization) {
       const owner = await ownerOf(authorization);
@@ -101,8 +113,7 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
 
     async reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation> {
       // Plan and subscription as the key's identity says (at most keyCacheMs old), then a lease.
-      if (!caller.endpoints.includes(endpoint)) throw notInPlan(caller.planId, endpoint);
-      if (caller.subscriptionEndsAt && caller.subscriptionEndsAt.getTime() <= Date.now()) throw subscriptionEnded();
+      checkPlan(caller, [endpoint]);
       const leased = await meter.take(caller.accountId, cost);
       if (leased) return reservation(leased.remaining, cost, leased.refund);
 
@@ -121,12 +132,18 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
         case 'no_account':
           throw new ApiError('FORBIDDEN', 'Forbidden: the account no longer exists');
         case 'quota_exhausted':
-          throw new ApiError('QUOTA_EXHAUSTED', `Forbidden: quota exhausted (${outcome.remaining} units left, ${cost} needed)`);
+          throw quotaExhausted(outcome.remaining, cost);
       }
     },
 
-    // Units this process holds unsold in a lease are the account's: reported as remaining.
-    remaining: async (caller) => (await quotaRemaining(db, caller.accountId)) + meter.unsold(caller.accountId),
+    async quote(caller, endpoints, units) {
+      checkPlan(caller, endpoints);
+      const left = await remaining(caller);
+      if (left < units) throw quotaExhausted(left, units);
+      return left;
+    },
+
+    remaining,
     unsold: (accountId) => meter.unsold(accountId),
     pendingRefunds: () => refunds.pending(),
     close: async () => {

@@ -416,6 +416,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 [name: string]: unknown;
             };
             content: {
@@ -443,6 +444,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 [name: string]: unknown;
             };
             content: {
@@ -457,6 +459,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 [name: string]: unknown;
             };
             content: {
@@ -471,6 +474,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -486,6 +490,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 [name: string]: unknown;
             };
             content: {
@@ -500,6 +505,7 @@ export type components = {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -518,6 +524,8 @@ export type components = {
         "X-Request-Id": string;
         /** @description Quota units left on the account, on every answer to an identified key. */
         "X-Quota-Remaining": number;
+        /** @description Quota units this request was charged: the operation's cost on success, 0 otherwise; on every answer to an identified key. */
+        "X-Quota-Cost": number;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
     };
@@ -590,6 +598,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -653,6 +662,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -701,6 +711,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -734,6 +745,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -763,6 +775,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Quota-Remaining": components["headers"]["X-Quota-Remaining"];
+                    "X-Quota-Cost": components["headers"]["X-Quota-Cost"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,15 +1,17 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { Request } from '@whatwg-node/fetch';
-import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { type ExecutionArgs, getOperationAST, GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { assertAdmin, isAdminField } from '../access/admin.js';
-import { ApiError, isErrorCode } from '../domain/errors.js';
+import { ApiError, isApiError, isErrorCode } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { runCompiled } from '../schema/compiled.js';
 import { type Context, createContext } from '../schema/context.js';
-import { toClientError } from '../schema/errors.js';
+import { toClientError, toGraphQLError } from '../schema/errors.js';
 import { adminSchema, schema } from '../schema/index.js';
 import { operationLimits } from '../schema/limits.js';
+import { usePersistedOperations } from './persisted.js';
+import { boundExceeded, type OperationPrice, priceOperation } from '../schema/price.js';
 import type { Services } from '../services.js';
 import type { RequestScope } from './scope.js';
 
@@ -33,27 +35,77 @@ function operationKind(args: { document: Parameters<typeof getOperationAST>[0]; 
   return admin === 0 ? 'data' : admin === names.length ? 'admin' : 'mixed';
 }
 
-/** Steps 2–3 of the pipeline before a data operation runs, step 7 after it, through the request's scope. */
-function useAccessPipeline(services: Services): Plugin<Context & ScopeContext> {
+/** `extensions.cost` of a data operation's answer (docs/contract/decisions.md §6.1). */
+interface Cost {
+  requested: number;
+  charged: number;
+  remaining: number | null;
+}
+
+/** A refusal of the whole operation before it runs, answered with the error's own HTTP status (400, 403). */
+class OperationRefused extends GraphQLError {
+  constructor(error: ApiError) {
+    const refused = toGraphQLError(error);
+    super(refused.message, { extensions: { ...refused.extensions, http: { status: error.status } } });
+  }
+}
+const refusal = (error: ApiError) => new OperationRefused(error);
+
+/**
+ * Steps 2–3 of the pipeline before a data operation runs, its price, step 7 after it, through the
+ * request's scope. The price is computed from the document and its variables before any work
+ * (src/schema/price.ts): over a bound the operation is refused (400) before anything is reserved;
+ * a dry run (`extensions.dryRun: true`) is priced and checked against plan and quota, and runs
+ * nothing; otherwise each root field reserves its share and keeps it only if it succeeded.
+ */
+function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & YogaInitialContext> {
   return {
     async onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const kind = operationKind(args);
       if (kind === 'introspection') return;
-      const { scope } = args.contextValue as Context & ScopeContext;
+      const context = args.contextValue as Context & ScopeContext & YogaInitialContext;
+      const { scope } = context;
       // Data operations run compiled (src/schema/compiled.ts), cancelled if the client leaves.
       setExecuteFn((executeArgs) => scope.run(async () => runCompiled(executeArgs as ExecutionArgs, executeFn as (args: ExecutionArgs) => unknown)));
+      let entered = false;
+      let price: OperationPrice | null = null;
+      const costOf = async (charged: number): Promise<Cost> => ({
+        requested: price?.units ?? charged,
+        charged,
+        remaining: await scope.access.quotaRemaining().catch(() => null),
+      });
       try {
         if (kind === 'mixed') throw ApiError.badRequest([{ field: 'query', message: 'administration and data fields cannot share an operation' }]);
         if (kind === 'admin') return assertAdmin(scope.access.authorization, services.config.adminToken);
         await scope.enter();
+        entered = true;
+        price = priceOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+        if (price) {
+          const exceeded = boundExceeded(price, services.config);
+          if (exceeded) throw refusal(ApiError.badRequest([{ field: 'query', message: exceeded }]));
+          scope.access.setShares(price.roots);
+          if (context.params?.extensions?.dryRun === true) {
+            await scope.access.quote([...new Set(price.endpoints.values())], price.units).catch((error) => {
+              throw isApiError(error) ? refusal(error) : error;
+            });
+            await scope.settle('all');
+            setResultAndStopExecution({ data: null, extensions: { cost: await costOf(0) } });
+            return;
+          }
+        }
       } catch (error) {
-        setResultAndStopExecution({ errors: [toClientError(error, errorReport(services.log))] });
+        if (entered) await scope.settle('all');
+        const cost = entered && price ? { cost: await costOf(0) } : undefined;
+        const clientError = error instanceof OperationRefused ? error : toClientError(error, errorReport(services.log));
+        setResultAndStopExecution({ errors: [clientError], ...(cost ? { extensions: cost } : {}) });
         return;
       }
       return {
-        async onExecuteDone({ result }) {
-          const errors = Symbol.asyncIterator in result ? [] : ((result as ExecutionResult).errors ?? []);
+        async onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return void (await scope.settle(new Set()));
+          const errors = result.errors ?? [];
           await scope.settle(new Set(errors.map((error) => String(error.path?.[0] ?? ''))));
+          setResult({ ...result, extensions: { ...result.extensions, cost: await costOf(scope.access.chargedUnits()) } });
         },
       };
     },
@@ -141,6 +193,42 @@ function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
   };
 }
 
+/**
+ * What GraphiQL opens on: a composed operation over the fields every plan covers, priced in its
+ * comments (the price table: src/schema/price.ts), and a header template for the key.
+ */
+export const GRAPHIQL_DEFAULT_QUERY = `# creator-data GraphQL. Put your API key in the Headers tab below, then run (Ctrl-Enter).
+# Price: 200 units (creators 100 + videos 100; viewer and Video.channel are free), charged
+# only for the root fields that succeed. The answer's extensions.cost says what was charged;
+# send {"dryRun": true} in the request's extensions to learn the price without running anything.
+query TopCreatorsAndVideos {
+  viewer {
+    plan
+    quotaRemaining
+  }
+  creators(first: 5, sortBy: FOLLOWER_COUNT, filter: { locations: ["US"] }) {
+    totalCount
+    nodes {
+      userId
+      username
+      followerCount
+    }
+  }
+  videos(first: 5) {
+    totalCount
+    nodes {
+      title
+      playCount
+      channel {
+        title
+        followerCount
+      }
+    }
+  }
+}
+`;
+export const GRAPHIQL_HEADERS = JSON.stringify({ Authorization: '<your API key>' }, null, 2);
+
 /** What the front door hands yoga with each request. */
 export interface ScopeContext {
   scope: RequestScope;
@@ -155,12 +243,20 @@ export function createGraphQLDoor(services: Services) {
     maxRequestBodySize: false,
     // GraphiQL served from the package itself: the default page loads its assets from a CDN.
     renderGraphiQL,
+    graphiql: { title: 'creator-data GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY, headers: GRAPHIQL_HEADERS },
     context: ({ scope }) => createContext(services, scope.access),
     maskedErrors: {
       maskError: (error) => toClientError(error, errorReport(services.log)),
     },
     logging: false,
-    plugins: [useBoundedBody(services.config.maxBodyBytes), useAccessPipeline(services), useOperationLimits, useClosedErrorCodes, useStrictGetParameters],
+    plugins: [
+      useBoundedBody(services.config.maxBodyBytes),
+      usePersistedOperations(),
+      useAccessPipeline(services),
+      useOperationLimits,
+      useClosedErrorCodes,
+      useStrictGetParameters,
+    ],
   });
 }
 

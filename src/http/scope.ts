@@ -58,6 +58,8 @@ export class RequestScope {
     const seconds = (performance.now() - this.#telemetry.at) / 1000;
     response.headers.set('x-request-id', this.#telemetry.id);
     if (access.caller) {
+      // The units this request was charged, REST and GraphQL alike (0 when nothing succeeded).
+      response.headers.set('x-quota-cost', String(access.chargedUnits()));
       // The database may have gone away after the work: the answer stands without the header.
       const remaining = await access.quotaRemaining().catch(() => null);
       if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
@@ -74,7 +76,7 @@ export class RequestScope {
       status: response.status,
       durationMs: Math.round(seconds * 10_000) / 10,
       accountId: access.caller?.accountId,
-      units: charged.reduce((sum, { units }) => sum + units, 0),
+      units: access.chargedUnits(),
     });
     return response;
   }

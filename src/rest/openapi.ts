@@ -146,7 +146,7 @@ class ItemSchemas {
 interface ErrorResponse {
   name: string;
   description: string;
-  /** The caller is known by then, so the answer carries X-Quota-Remaining. */
+  /** The caller is known by then, so the answer carries X-Quota-Remaining and X-Quota-Cost. */
   identified: boolean;
   retryAfter: boolean;
 }
@@ -209,6 +209,10 @@ const headers = {
   },
   'X-Quota-Remaining': {
     description: 'Quota units left on the account, on every answer to an identified key.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-Quota-Cost': {
+    description: "Quota units this request was charged: the operation's cost on success, 0 otherwise; on every answer to an identified key.",
     schema: { type: 'integer', minimum: 0 },
   },
   'Retry-After': {
@@ -299,7 +303,11 @@ function operationObject(endpoint: RestEndpointId, success: JsonSchema, input: R
     responses: {
       200: {
         description: 'Success',
-        headers: { 'X-Request-Id': ref('headers', 'X-Request-Id'), 'X-Quota-Remaining': ref('headers', 'X-Quota-Remaining') },
+        headers: {
+          'X-Request-Id': ref('headers', 'X-Request-Id'),
+          'X-Quota-Remaining': ref('headers', 'X-Quota-Remaining'),
+          'X-Quota-Cost': ref('headers', 'X-Quota-Cost'),
+        },
         content: { 'application/json': { schema: success } },
       },
       ...Object.fromEntries(statuses.map((status) => [status, ref('responses', errorResponses[status].name)])),
@@ -318,7 +326,7 @@ const description = `Creator, video and live-stream search, and a realtime media
 
 **Envelopes.** A success is \`{"success": true, "code": 200, "message": "success", "data": …}\`; an error is \`{"success": false, "code": <status>, "message": "…"}\`, and a 400 adds \`errors: [{field, message}]\` naming every bad field. A path or method not listed here answers 404 in the error envelope.
 
-**Quota.** Each operation states its cost (also as \`x-quota-cost\`); only successful requests are charged, and every answer to an identified key carries \`X-Quota-Remaining\`.
+**Quota.** Each operation states its cost (also as \`x-quota-cost\`); only successful requests are charged, and every answer to an identified key carries \`X-Quota-Remaining\` and \`X-Quota-Cost\` (the units this request was charged).
 
 **Retries.** 4xx answers need the request fixed, except 429: wait \`Retry-After\` seconds. 500 and 503 are retryable: wait 1 second, then double the wait after each failure, up to 32 seconds (503 also sends \`Retry-After\`).
 
@@ -367,7 +375,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         description: response.description,
         headers: {
           'X-Request-Id': ref('headers', 'X-Request-Id'),
-          ...(response.identified ? { 'X-Quota-Remaining': ref('headers', 'X-Quota-Remaining') } : {}),
+          ...(response.identified ? { 'X-Quota-Remaining': ref('headers', 'X-Quota-Remaining'), 'X-Quota-Cost': ref('headers', 'X-Quota-Cost') } : {}),
           ...(response.retryAfter ? { 'Retry-After': ref('headers', 'Retry-After') } : {}),
         },
         content: {

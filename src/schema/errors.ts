@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { ApiError, describeFields, type ErrorCode, type ErrorReport, type FieldError, internalError, isApiError, serviceUnavailable } from '../domain/errors.js';
+import { ApiError, describeFields, type ErrorCode, type ErrorReport, type FieldError, internalError, isApiError, isErrorCode, serviceUnavailable } from '../domain/errors.js';
 import { isCancelledOnRequest, isDatabaseUnavailable } from '../store/errors.js';
 
 // The GraphQL rendering of the service's errors (src/domain/errors.ts): `extensions.code`, field
@@ -32,8 +32,9 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (isApiError(original)) return toGraphQLError(original, path);
   if (error instanceof GraphQLError && isClientMistake(error)) {
-    // Our codes are a closed set: yoga's own (GRAPHQL_VALIDATION_FAILED, …) read as BAD_REQUEST.
-    return error.extensions?.code === 'BAD_REQUEST' ? error : withCode(error, 'BAD_REQUEST');
+    // Our codes are a closed set: yoga's own (GRAPHQL_VALIDATION_FAILED, …) read as BAD_REQUEST,
+    // one of ours (a persisted operation's NOT_FOUND) stays.
+    return isErrorCode(error.extensions?.code) ? error : withCode(error, 'BAD_REQUEST');
   }
   if (original instanceof GraphQLError && typeof original.extensions?.code === 'string') return original;
   // Work ended because its client left or the server is stopping: whoever still listens may retry.

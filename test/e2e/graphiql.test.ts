@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { GRAPHIQL_DEFAULT_QUERY, GRAPHIQL_HEADERS } from '../../src/http/graphql.js';
 import { browserTests, chromiumPath, hasChromium, launchOfflineBrowser, type OfflineBrowser } from '../support/chromium.js';
 import { startDemoServer, type DemoServer } from '../support/demo-server.js';
 
@@ -75,9 +76,14 @@ describe('GraphiQL at /graphql in headless Chromium', { timeout: 180_000 }, () =
       await docs.locator('a.graphiql-doc-explorer-type-name', { hasText: /^Query$/ }).click();
       await docs.locator('a.graphiql-doc-explorer-field-name', { hasText: /^creators$/ }).waitFor();
 
-      await replaceEditorText(page, page.locator('.graphiql-query-editor .monaco-editor'), query);
+      // A first visit opens on our composed example and a template for the key, not yoga's welcome text.
+      const queryEditor = page.locator('.graphiql-query-editor .monaco-editor');
+      await expect.poll(() => editorText(queryEditor)).toBe(GRAPHIQL_DEFAULT_QUERY);
       await page.locator('.graphiql-editor-tools button[data-name="headers"]').click();
       const headersEditor = page.locator('section.graphiql-editor-tool[aria-label="Headers"] .graphiql-editor:not(.hidden) .monaco-editor');
+      await expect.poll(() => editorText(headersEditor)).toBe(GRAPHIQL_HEADERS);
+
+      await replaceEditorText(page, queryEditor, query);
       await replaceEditorText(page, headersEditor, JSON.stringify({ Authorization: key }));
 
       const answered = page.waitForResponse(
