@@ -1,10 +1,13 @@
 import { checkCursors } from '../domain/cursors.js';
+import type { VideoFacet } from '../domain/facets.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
+import { valueFacetArgs } from '../inputs/facets.js';
 import { defaultVideoSort, videoFilterShape, videosArgs, type VideoSearch, videoSort, videoTypeSchema } from '../inputs/videos.js';
-import { countVideos, searchVideos } from '../store/videos.js';
+import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
+import { facetsType, requestedFacets } from './facets.js';
 import type { Context } from './context.js';
 import { Gender } from './gender.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
@@ -67,7 +70,14 @@ export const VideoObject = builder.objectRef<Video>('Video').implement({
   }),
 });
 
-const VideoConnection = connectionType<Video>('Video', VideoObject);
+export const VideoFacets = facetsType<VideoFacet>('VideoFacets', "Exact counts of a video search's matches", [
+  { facet: 'category', description: "By the video's category id; label: its name", args: valueFacetArgs, categoryLabels: true },
+  { facet: 'videoType', description: 'By type ("video", "short")', args: valueFacetArgs },
+  { facet: 'channelCountry', description: "By the channel's country code", args: valueFacetArgs },
+  { facet: 'month', description: 'By publish month in UTC ("2026-03")', args: valueFacetArgs },
+]);
+
+export const VideoConnection = connectionType<Video>('Video', VideoObject, VideoFacets);
 
 builder.queryField('videos', (t) =>
   t.field({
@@ -88,8 +98,10 @@ builder.queryField('videos', (t) =>
       const filter = args.filter ?? {};
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
       checkCursors(videoOrders[search.sort], args);
+      const facets = requestedFacets(info, ctx, VideoFacets);
       await ctx.access.reserve('search.videos', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
+      return searchConnection(info, ctx.services.search?.videos(search, args, facets) ?? null, {
+        facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,
         idOf: (video) => video.videoId,
         cache: ctx.services.search?.rows.videos,

@@ -30,3 +30,10 @@ export async function expandCategoryIds(db: Kysely<Database>, ids: readonly numb
 export async function listCategories(db: Kysely<Database>) {
   return db.selectFrom('categories').selectAll().orderBy('id').execute();
 }
+
+/** The names of these categories (facet labels), one statement for all of them. */
+export async function categoryNames(db: Kysely<Database>, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('categories').select(['id', 'name']).where('id', '=', (eb) => eb.fn.any(sql.val([...ids]))).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
+}

@@ -2,14 +2,17 @@ import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool
 import { channelNumericBounds } from '../domain/bounds.js';
 import type { Page, PageArgs } from '../domain/cursors.js';
 import { formatDuration } from '../domain/durations.js';
+import type { FacetAnswer, FacetRequest, VideoFacet } from '../domain/facets.js';
 import type { VideoIndexRow } from '../domain/index-rows.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
 import { genderToCode } from '../domain/values.js';
 import { parseInstant } from '../inputs/common.js';
+import { videoFacetSearch } from '../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../inputs/videos.js';
 import { toChannel } from './channels.js';
 import { channelColumns, type ChannelRow, type Database, videoColumns, type VideoRow } from './database.js';
+import { asText, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
@@ -39,9 +42,9 @@ function whereVideos(filter: VideoFilter) {
   };
 }
 
-function baseQuery(db: Kysely<Database>, filter: VideoFilter) {
+function baseQuery(db: Kysely<Database>, filter: VideoFilter, withChannel = needsChannel(filter)) {
   const videos = db.selectFrom('videos');
-  const joined = needsChannel(filter)
+  const joined = withChannel
     ? videos.innerJoin('channels as c', 'c.channel_id', 'videos.channel_id')
     : (videos as unknown as ReturnType<typeof videos.innerJoin<'channels as c', 'c.channel_id', 'videos.channel_id'>>);
   return joined.where(whereVideos(filter));
@@ -67,6 +70,25 @@ export async function searchVideos(db: Kysely<Database>, search: VideoSearch, pa
 
 export async function countVideos(db: Kysely<Database>, search: VideoSearch): Promise<number> {
   return countMatches(baseQuery(db, search.filter));
+}
+
+/** The facets of a search on the SQL path: one GROUP BY statement per facet, run together. */
+export function videoFacets(db: Kysely<Database>, search: VideoSearch, requests: readonly FacetRequest<VideoFacet>[]): Promise<FacetAnswer[]> {
+  return Promise.all(
+    requests.map((request): Promise<FacetAnswer> => {
+      const { filter } = videoFacetSearch(search, request);
+      switch (request.facet) {
+        case 'category':
+          return valueFacet(baseQuery(db, filter), sql`videos.category_id`, asText);
+        case 'videoType':
+          return valueFacet(baseQuery(db, filter), sql`videos.video_type`, (code) => (Number(code) === 2 ? 'short' : 'video'));
+        case 'channelCountry':
+          return valueFacet(baseQuery(db, filter, true), sql`c.country`, asText);
+        case 'month':
+          return valueFacet(baseQuery(db, filter), sql`to_char(videos.create_at AT TIME ZONE 'UTC', 'YYYY-MM')`, asText);
+      }
+    }),
+  );
 }
 
 export function toVideo(row: VideoRow): Video {
