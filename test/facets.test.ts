@@ -339,6 +339,170 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
     await index.refresh();
   }
 
+  describe('on rows whose answers are known', () => {
+    let categories: { id: number; name: string }[];
+
+    beforeAll(async () => {
+      const db = app.store.db;
+      categories = (await db.selectFrom('categories').select(['id', 'name']).where('level', '=', 3).orderBy('id').limit(2).execute()).map((c) => c);
+      const [a, b] = categories.map((c) => c.id);
+      // Five creators a query finds alone; one carries a category twice (counted once).
+      await sql`INSERT INTO creators (platform, user_id, username, country, language, gender, follower_count, is_verified, has_email, avg_engagement_rate, category_ids) VALUES
+        ('twitter', 'fx1', 'zqfacet1', 'US', 'en', 2, 99, true, false, 1.49, ${sql.val([a, a])}::integer[]),
+        ('twitter', 'fx2', 'zqfacet2', 'US', 'en', 1, 100, false, false, 1.5, ${sql.val([a, b])}::integer[]),
+        ('twitter', 'fx3', 'zqfacet3', 'GB', 'fr', 2, 999, true, true, 2.25, ${sql.val([b])}::integer[]),
+        ('twitter', 'fx4', 'zqfacet4', 'US', 'es', 0, 1000, true, false, 0, '{}'),
+        ('twitter', 'fx5', 'zqfacet5', 'BR', 'en', 2, 5000000000, false, true, 9.99, ${sql.val([b])}::integer[])`.execute(db);
+      await sql`INSERT INTO channels (channel_id, title, country) VALUES ('zq-channel-a', 'zq a', 'DE'), ('zq-channel-b', 'zq b', 'JP')`.execute(db);
+      // 2026-03-31T23:30:00-02:00 is April in UTC.
+      await sql`INSERT INTO videos (video_id, channel_id, title, create_at, video_type, category_id) VALUES
+        ('zqv1', 'zq-channel-a', 'zqvideo one', '2026-03-01T00:00:00Z', 1, ${a}),
+        ('zqv2', 'zq-channel-a', 'zqvideo two', '2026-03-31T23:30:00-02:00', 2, ${a}),
+        ('zqv3', 'zq-channel-b', 'zqvideo three', '2026-02-28T23:59:59.999Z', 2, ${b}),
+        ('zqv4', 'zq-channel-b', 'zqvideo four', '2026-03-15T12:00:00Z', 2, 0)`.execute(db);
+      await sql`INSERT INTO live_streams (id, user_id, user_login, game_id, game_name, language, started_at) VALUES
+        ('zqs1', 'zq-user', 'zq', '509658', 'Just Chatting', 'en', now()),
+        ('zqs2', 'zq-user', 'zq', '509658', 'Just Chatting', 'de', now()),
+        ('zqs3', 'zq-user', 'zq', '21779', 'League of Legends', 'en', now()),
+        ('zqs4', 'zq-user', 'zq', '', '', 'other', now())`.execute(db);
+      await index.refresh();
+    });
+
+    const count = (value: string, n: number, label: string | null = null) => ({ value, label, count: n });
+
+    it('spells values as REST does, sorts by count then value, and leaves out zero counts', async () => {
+      const [a, b] = categories;
+      const data = await both(
+        `{ creators(filter: { query: "zqfacet" }) { totalCount facets {
+            country { value label count } language { value label count } gender { value label count }
+            category { value label count } verified { value label count } hasEmail { value label count }
+            followerCount(edges: [100, 1000, 5000000000]) { min max count }
+            avgEngagementRate(edges: [1.5, 2.25]) { min max count } } } }`,
+        {},
+      );
+      expect(data.creators.totalCount).toBe(5);
+      expect(data.creators.facets).toEqual({
+        country: [count('US', 3), count('BR', 1), count('GB', 1)],
+        language: [count('en', 3), count('es', 1), count('fr', 1)],
+        gender: [count('female', 3), count('male', 1), count('unknown', 1)],
+        category: [count(String(b.id), 3, b.name), count(String(a.id), 2, a.name)].sort((x, y) => y.count - x.count || (x.value < y.value ? -1 : 1)),
+        verified: [count('true', 3), count('false', 2)],
+        hasEmail: [count('false', 3), count('true', 2)],
+        followerCount: [
+          { min: null, max: 100, count: 1 },
+          { min: 100, max: 1000, count: 2 },
+          { min: 1000, max: 5000000000, count: 1 },
+          { min: 5000000000, max: null, count: 1 },
+        ],
+        avgEngagementRate: [
+          { min: null, max: 1.5, count: 2 },
+          { min: 1.5, max: 2.25, count: 1 },
+          { min: 2.25, max: null, count: 2 },
+        ],
+      });
+      // The REST answer spells the same rows the same way.
+      const rest = await app.rest('/api/v1/search/twitter/user', { body: { query: 'zqfacet', page_size: 10 }, key });
+      const items = rest.body.data.items as { country: string; gender: string }[];
+      expect(new Set(items.map((item) => item.gender))).toEqual(new Set(['female', 'male', 'unknown']));
+      expect(new Set(items.map((item) => item.country))).toEqual(new Set(['US', 'GB', 'BR']));
+
+      // Disjunctive: the other countries stay visible once one is chosen.
+      const chosen = await both(`{ creators(filter: { query: "zqfacet", locations: ["GB"] }) { totalCount facets {
+          country { value count } others: country(excludeOwn: true) { value count } gender(excludeOwn: true) { value count } } } }`, {});
+      expect(chosen.creators).toEqual({
+        totalCount: 1,
+        facets: {
+          country: [{ value: 'GB', count: 1 }],
+          others: [{ value: 'US', count: 3 }, { value: 'BR', count: 1 }, { value: 'GB', count: 1 }],
+          gender: [{ value: 'female', count: 1 }],
+        },
+      });
+    });
+
+    it('counts videos by category, type, channel country and UTC month', async () => {
+      const [a, b] = categories;
+      const data = await both(
+        `{ videos(filter: { query: "zqvideo" }) { totalCount facets {
+            category { value label count } videoType { value label count } channelCountry { value label count } month { value label count } } } }`,
+        {},
+      );
+      expect(data.videos.totalCount).toBe(4);
+      expect(data.videos.facets).toEqual({
+        category: [count('0', 1), count(String(a.id), 2, a.name), count(String(b.id), 1, b.name)].sort((x, y) => y.count - x.count || (x.value < y.value ? -1 : 1)),
+        videoType: [count('short', 3), count('video', 1)],
+        channelCountry: [count('DE', 2), count('JP', 2)],
+        month: [count('2026-03', 2), count('2026-02', 1), count('2026-04', 1)],
+      });
+    });
+
+    it('counts live streams by game, labelled with its name, and language', async () => {
+      const data = await both(`{ liveStreams(filter: { userId: "zq-user" }) { totalCount facets { game { value label count } language { value label count } } } }`, {});
+      expect(data.liveStreams).toEqual({
+        totalCount: 4,
+        facets: {
+          game: [count('509658', 2, 'Just Chatting'), count('', 1), count('21779', 1, 'League of Legends')],
+          language: [count('en', 2), count('de', 1), count('other', 1)],
+        },
+      });
+    });
+
+    it('refuses edges that are not strictly increasing, empty or too many, with BAD_REQUEST naming edges, before any charge', async () => {
+      const usage = async () => (await app.graphql('{ viewer { quotaUsed } }', {}, key)).body.data.viewer.quotaUsed as number;
+      const before = await usage();
+      for (const edges of ['[5, 5]', '[10, 5]', '[]', `[${Array.from({ length: 51 }, (_, i) => i).join(', ')}]`]) {
+        for (const field of ['followerCount', 'avgEngagementRate']) {
+          const { status, body } = await app.graphql(`{ creators(first: 1) { totalCount facets { ${field}(edges: ${edges}) { count } } } }`, {}, key);
+          expect(status, `${field} ${edges}`).toBe(200);
+          expect(body.errors?.[0].extensions, `${field} ${edges}`).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'edges' }] });
+          expect(JSON.stringify(body)).not.toMatch(/select|\.ts:|at /i);
+        }
+      }
+      expect(await usage()).toBe(before);
+      // At the bound is fine.
+      const fifty = Array.from({ length: 50 }, (_, i) => i * 10);
+      const ok = await app.graphql('query($e: [SafeInt!]!) { creators(first: 1) { facets { followerCount(edges: $e) { count } } } }', { e: fifty }, key);
+      expect(ok.body.errors).toBeUndefined();
+      expect(ok.body.data.creators.facets.followerCount).toHaveLength(51);
+    });
+
+    describe('statements', () => {
+      // The pipeline's own statements (key, limits, quota) and the feed are not the search's.
+      const background = /catalog_changes|pg_current_snapshot|pg_snapshot|quota_leases|"?accounts"?|api_keys|^(start|set) transaction|^(begin|commit|rollback)/i;
+      async function statementsOf(query: string) {
+        await app.graphql(query, {}, key); // the page's rows cached, the key and a quota lease in place
+        app.store.queries.length = 0;
+        const { body } = await app.graphql(query, {}, key);
+        expect(body.errors).toBeUndefined();
+        return app.store.queries.filter((statement) => !background.test(statement));
+      }
+      const creatorFacets = `facets { country { value count } gender(excludeOwn: true) { value count } verified { value count }
+        followerCount(edges: [1000, 100000]) { count } avgEngagementRate(edges: [1, 2]) { count } }`;
+
+      it('reads no row when the index answers: no statement at all for the facets', async () => {
+        expect(await statementsOf(`{ creators(filter: { locations: ["US"] }, first: 5) { totalCount nodes { userId } ${creatorFacets} } }`)).toEqual([]);
+        expect(await statementsOf(`{ videos(filter: { locations: ["US"] }, first: 5) { totalCount nodes { videoId } facets { videoType { value count } channelCountry(excludeOwn: true) { value count } month { value count } } } }`)).toEqual([]);
+        expect(await statementsOf(`{ liveStreams(first: 5) { totalCount nodes { id } facets { game { value label count } language { value count } } } }`)).toEqual([]);
+        // Category names for labels: one statement on the taxonomy, however many category facets.
+        const labelled = await statementsOf(`{ creators(first: 5) { facets { category { value label count } other: category(excludeOwn: true) { label } } } videos(first: 5) { facets { category { label } } } }`);
+        expect(labelled).toHaveLength(1);
+        expect(labelled[0]).toMatch(/from "categories"/);
+      });
+
+      it('runs one GROUP BY statement per facet on the SQL path', async () => {
+        app.services.search = null;
+        try {
+          const without = await statementsOf(`{ creators(filter: { locations: ["US"] }, first: 5) { totalCount nodes { userId } } }`);
+          const withFacets = await statementsOf(`{ creators(filter: { locations: ["US"] }, first: 5) { totalCount nodes { userId } ${creatorFacets} } }`);
+          const added = withFacets.filter((statement) => !without.includes(statement));
+          expect(added).toHaveLength(5);
+          for (const statement of added) expect(statement).toMatch(/group by 1/i);
+        } finally {
+          app.services.search = index;
+        }
+      });
+    });
+  });
+
   it(`creator, video and live-stream facets equal the rows' own tally for ${RUNS} random filters, index on and off`, { timeout: 600_000 }, async () => {
     const rng = seededRandom(`facets-${thread}`);
     await checkCreators(rng, RUNS, 'creators');
