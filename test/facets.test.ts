@@ -487,10 +487,13 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
         expect(await statementsOf(`{ creators(filter: { locations: ["US"] }, first: 5) { totalCount nodes { userId } ${creatorFacets} } }`)).toEqual([]);
         expect(await statementsOf(`{ videos(filter: { locations: ["US"] }, first: 5) { totalCount nodes { videoId } facets { videoType { value count } channelCountry(excludeOwn: true) { value count } month { value count } } } }`)).toEqual([]);
         expect(await statementsOf(`{ liveStreams(first: 5) { totalCount nodes { id } facets { game { value label count } language { value count } } } }`)).toEqual([]);
-        // Category names for labels: one statement on the taxonomy, however many category facets.
+        // Category names for labels: one statement on the taxonomy per connection at most (one
+        // batch when both answers arrive together), however many category facets it has.
         const labelled = await statementsOf(`{ creators(first: 5) { facets { category { value label count } other: category(excludeOwn: true) { label } } } videos(first: 5) { facets { category { label } } } }`);
-        expect(labelled).toHaveLength(1);
-        expect(labelled[0]).toMatch(/from "categories"/);
+        expect(labelled.length).toBeGreaterThanOrEqual(1);
+        expect(labelled.length).toBeLessThanOrEqual(2);
+        for (const statement of labelled) expect(statement).toMatch(/from "categories"/);
+        expect(await statementsOf(`{ creators(first: 5) { facets { category { value label count } other: category(excludeOwn: true) { label } } } }`)).toHaveLength(1);
       });
 
       it('runs one GROUP BY statement per facet on the SQL path', async () => {
