@@ -63,6 +63,8 @@ export interface LiveStreamIndexRow {
   userId: string;
   userLoginLower: string;
   gameId: string;
+  /** The game's name: the label of the game facet. */
+  gameName: string;
   type: string;
   language: string;
   viewerCount: number;

@@ -1,8 +1,10 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { Page } from '../domain/cursors.js';
+import type { FacetAnswer, FacetRequest } from '../domain/facets.js';
 import type { RowCache } from '../search/row-cache.js';
 import type { IndexPage } from '../search/types.js';
 import { builder } from './builder.js';
+import { facetSource, type FacetSource, type FacetsDefinition } from './facets.js';
 
 // Relay connections with `totalCount` and `nodes`. Hand-built rather than @pothos/plugin-relay's
 // because ours also take `offset` (the REST page window) and count only when asked.
@@ -10,6 +12,8 @@ import { builder } from './builder.js';
 export interface ConnectionResult<Node> {
   page: Page<Node>;
   totalCount: () => Promise<number>;
+  /** A search connection's facets, counted from the filter that gives totalCount. */
+  facets?: FacetSource;
 }
 
 export const PageInfo = builder.objectRef<Page<unknown>>('PageInfo').implement({
@@ -21,7 +25,7 @@ export const PageInfo = builder.objectRef<Page<unknown>>('PageInfo').implement({
   }),
 });
 
-export function connectionType<Node>(name: string, nodeType: Parameters<typeof builder.objectRef<Node>>[0] | any) {
+export function connectionType<Node>(name: string, nodeType: Parameters<typeof builder.objectRef<Node>>[0] | any, facets?: FacetsDefinition) {
   const edge = builder.objectRef<{ cursor: string; node: Node }>(`${name}Edge`).implement({
     fields: (t) => ({
       cursor: t.exposeString('cursor'),
@@ -41,6 +45,18 @@ export function connectionType<Node>(name: string, nodeType: Parameters<typeof b
         resolve: (c) => c.page.rows.map((node, i) => ({ node, cursor: c.page.cursors[i] })),
       }),
       nodes: t.field({ type: [nodeType], resolve: (c) => c.page.rows as never }),
+      ...(facets
+        ? {
+            facets: t.field({
+              type: facets.type,
+              description: 'Exact counts of the matches by value or range, from the filter that gives totalCount',
+              resolve: (c) => {
+                if (!c.facets) throw new Error(`${name}Connection resolved without facets`);
+                return c.facets;
+              },
+            }),
+          }
+        : {}),
     }),
   });
 }
@@ -64,12 +80,20 @@ export async function connection<Node>(
 /**
  * A connection from the in-memory index when it has the table loaded (the page's ids and the exact
  * total, then the rows read by key), else from SQL. A row deleted since the index last read the
- * change feed is left out of the page.
+ * change feed is left out of the page. `found` is the index's answer to the search with the
+ * facets the operation asks (requestedFacets, src/schema/facets.ts): the index counts them with
+ * the page; SQL runs them beside the page.
  */
-export async function searchConnection<Node>(
+export async function searchConnection<Node, F extends string = string>(
   info: GraphQLResolveInfo,
   found: Promise<IndexPage | null> | null,
   source: {
+    facets: {
+      /** What the operation asks of this connection (also given to the index's search). */
+      requested: readonly FacetRequest<F>[];
+      /** The SQL path's counts, one GROUP BY statement per facet. */
+      sql: (requests: readonly FacetRequest<F>[]) => Promise<FacetAnswer[]>;
+    };
     rowsById: (ids: string[]) => Promise<Node[]>;
     idOf: (node: Node) => string;
     /** Rows already read for earlier pages (kept fresh by the index's change feed). */
@@ -78,8 +102,15 @@ export async function searchConnection<Node>(
     sqlCount: () => Promise<number>;
   },
 ): Promise<ConnectionResult<Node>> {
+  const { requested, sql: sqlFacets } = source.facets;
+  const alone = (request: FacetRequest) => sqlFacets([request as FacetRequest<F>]).then((answers) => answers[0]);
   const indexed = await found;
-  if (!indexed) return connection(info, source.sqlPage, source.sqlCount);
+  if (!indexed) {
+    const answers = requested.map(alone);
+    // As for the count: a failed page re-raises first; a facet re-raises when asked.
+    for (const answer of answers) answer.catch(() => {});
+    return { ...(await connection(info, source.sqlPage, source.sqlCount)), facets: facetSource(requested, answers, alone) };
+  }
   const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
   const cursorOf = new Map(indexed.ids.map((id, i) => [id, indexed.cursors[i]]));
   const page: Page<Node> = {
@@ -88,7 +119,13 @@ export async function searchConnection<Node>(
     hasNextPage: indexed.hasNextPage,
     hasPreviousPage: indexed.hasPreviousPage,
   };
-  return { page, totalCount: async () => indexed.total };
+  const counted = indexed.facets ?? [];
+  const facets = facetSource(
+    requested.slice(0, counted.length),
+    counted.map((answer) => Promise.resolve(answer)),
+    alone,
+  );
+  return { page, totalCount: async () => indexed.total, facets };
 }
 
 function selects(info: GraphQLResolveInfo, set: SelectionSetNode | undefined, field: string): boolean {

@@ -1,14 +1,17 @@
 import { checkCursors } from '../domain/cursors.js';
 import { ApiError, type FieldError } from '../domain/errors.js';
+import type { CreatorFacet } from '../domain/facets.js';
 import { creatorOrders } from '../domain/orders.js';
 import type { Creator, LastPostItem } from '../domain/records.js';
 import { creatorFilterShape, creatorsArgs, type CreatorSearch, creatorSort, defaultCreatorSort } from '../inputs/creators.js';
+import { engagementFacetArgs, followerFacetArgs, valueFacetArgs } from '../inputs/facets.js';
 import { creatorLookupArgs } from '../inputs/lookups.js';
 import { expandCategoryIds } from '../store/categories.js';
-import { countCreators, creatorsById, searchCreators } from '../store/creators.js';
+import { countCreators, creatorFacets, creatorsById, searchCreators } from '../store/creators.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, searchConnection } from './connection.js';
+import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
 import { platformKey } from './loaders.js';
 import { NodeRef } from './node.js';
@@ -74,7 +77,18 @@ export const CreatorType = builder.objectRef<Creator>('Creator').implement({
   }),
 });
 
-const CreatorConnection = connectionType<Creator>('Creator', CreatorType);
+const CreatorFacets = facetsType<CreatorFacet>('CreatorFacets', "Exact counts of a creator search's matches", [
+  { facet: 'country', description: 'By country code ("US")', args: valueFacetArgs },
+  { facet: 'language', description: 'By language code ("en")', args: valueFacetArgs },
+  { facet: 'gender', description: 'By gender ("male", "female", "unknown")', args: valueFacetArgs },
+  { facet: 'category', description: 'By category id: each id a creator carries, once per creator; label: its name', args: valueFacetArgs, categoryLabels: true },
+  { facet: 'verified', description: 'By verification ("true", "false")', args: valueFacetArgs },
+  { facet: 'hasEmail', description: 'By contact details ("true", "false")', args: valueFacetArgs },
+  { facet: 'followerCount', description: 'A follower histogram over the given edges', args: followerFacetArgs, edges: 'SafeInt' },
+  { facet: 'avgEngagementRate', description: 'An engagement-rate histogram (percent) over the given edges', args: engagementFacetArgs, edges: 'Float' },
+]);
+
+const CreatorConnection = connectionType<Creator>('Creator', CreatorType, CreatorFacets);
 
 builder.queryField('creators', (t) =>
   t.field({
@@ -102,8 +116,10 @@ builder.queryField('creators', (t) =>
         sort: args.sortBy ?? defaultCreatorSort(filter),
       };
       checkCursors(creatorOrders[search.sort], args);
+      const facets = requestedFacets(info, ctx, CreatorFacets);
       await ctx.access.reserve('search.creators', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.creators(search, args) ?? null, {
+      return searchConnection(info, ctx.services.search?.creators(search, args, facets) ?? null, {
+        facets: { requested: facets, sql: (requests) => creatorFacets(ctx.readDb, search, requests) },
         rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),
         idOf: (creator) => creator.userId,
         cache: ctx.services.search?.rows.creators(search.platform),

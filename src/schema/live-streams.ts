@@ -1,10 +1,13 @@
 import { checkCursors } from '../domain/cursors.js';
+import type { LiveStreamFacet } from '../domain/facets.js';
 import { liveStreamOrder } from '../domain/orders.js';
 import type { LiveStream } from '../domain/records.js';
+import { valueFacetArgs } from '../inputs/facets.js';
 import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
-import { countLiveStreams, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
+import { countLiveStreams, liveStreamFacets, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
 import { builder } from './builder.js';
 import { connectionType, searchConnection } from './connection.js';
+import { facetsType, requestedFacets } from './facets.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
 
 // Only the filter is an enum: the item's `type` is the platform's own string ("live" or ""), which
@@ -33,7 +36,12 @@ export const LiveStreamObject = builder.objectRef<LiveStream>('LiveStream').impl
   }),
 });
 
-const LiveStreamConnection = connectionType<LiveStream>('LiveStream', LiveStreamObject);
+const LiveStreamFacets = facetsType<LiveStreamFacet>('LiveStreamFacets', "Exact counts of a live-stream search's matches", [
+  { facet: 'game', description: 'By game id; label: the game name', args: valueFacetArgs },
+  { facet: 'language', description: 'By broadcast language ("en", "other")', args: valueFacetArgs },
+]);
+
+const LiveStreamConnection = connectionType<LiveStream>('LiveStream', LiveStreamObject, LiveStreamFacets);
 
 builder.queryField('liveStreams', (t) =>
   t.field({
@@ -52,8 +60,10 @@ builder.queryField('liveStreams', (t) =>
       const args = ctx.validated(liveStreamsArgs, rawArgs);
       const filter = args.filter ?? {};
       checkCursors(liveStreamOrder, args);
+      const facets = requestedFacets(info, ctx, LiveStreamFacets);
       await ctx.access.reserve('live.search', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.liveStreams(filter, args) ?? null, {
+      return searchConnection(info, ctx.services.search?.liveStreams(filter, args, facets) ?? null, {
+        facets: { requested: facets, sql: (requests) => liveStreamFacets(ctx.readDb, filter, requests) },
         rowsById: (ids) => liveStreamsById(ctx.readDb, ids),
         idOf: (stream) => stream.id,
         cache: ctx.services.search?.rows.liveStreams,

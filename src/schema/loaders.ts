@@ -1,7 +1,8 @@
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
 import type { Page, PageArgs } from '../domain/cursors.js';
-import { type Category, type Creator, type FetchedMedia, type Video } from '../domain/records.js';
+import type { FacetRequest, VideoFacet } from '../domain/facets.js';
+import type { Category, Creator, FetchedMedia, Video } from '../domain/records.js';
 import type { VideoSearch } from '../inputs/videos.js';
 import type { RowCache } from '../search/row-cache.js';
 import type { IndexPage, Search } from '../search/types.js';
@@ -78,6 +79,8 @@ function taxonomyOf(all: Category[]): Taxonomy {
 export interface ChannelVideosKey {
   search: VideoSearch & { channelId: string };
   page: PageArgs;
+  /** The facets asked of this connection, counted by the index with its page. */
+  facets: readonly FacetRequest<VideoFacet>[];
 }
 
 /** The index's page and its rows, or (index not loaded) the SQL path's page and total. */
@@ -121,12 +124,12 @@ export function graphLoaders(options: {
       const answers: ChannelVideosAnswer[] = new Array(keys.length);
       const groups = new Map<string, number[]>();
       keys.forEach((key, i) => {
-        const group = JSON.stringify([key.search.filter, key.search.sort, key.page]);
+        const group = JSON.stringify([key.search.filter, key.search.sort, key.page, key.facets]);
         groups.set(group, [...(groups.get(group) ?? []), i]);
       });
       await Promise.all(
         [...groups.values()].map(async (members) => {
-          const found = search ? await Promise.all(members.map((i) => search.videos(keys[i].search, keys[i].page))) : [];
+          const found = search ? await Promise.all(members.map((i) => search.videos(keys[i].search, keys[i].page, keys[i].facets))) : [];
           if (found.length > 0 && found.every((page) => page !== null)) {
             const loaded = await video.loadMany([...new Set(found.flatMap((page) => page!.ids))]);
             const byId = new Map(loaded.flatMap((row) => (row && !(row instanceof Error) ? [[row.videoId, row] as const] : [])));
@@ -140,7 +143,7 @@ export function graphLoaders(options: {
       );
       return answers;
     },
-    { cacheKeyFn: (key) => JSON.stringify([key.search, key.page]) },
+    { cacheKeyFn: (key) => JSON.stringify([key.search, key.page, key.facets]) },
   );
 
   return {

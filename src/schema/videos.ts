@@ -1,22 +1,16 @@
 import { checkCursors } from '../domain/cursors.js';
+import type { VideoFacet } from '../domain/facets.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
+import { valueFacetArgs } from '../inputs/facets.js';
 import { channelLookupArgs, videoLookupArgs } from '../inputs/lookups.js';
-import {
-  channelVideoFilterShape,
-  channelVideosArgs,
-  defaultVideoSort,
-  videoFilterShape,
-  videosArgs,
-  type VideoSearch,
-  videoSort,
-  videoTypeSchema,
-} from '../inputs/videos.js';
-import { countVideos, searchVideos } from '../store/videos.js';
+import { channelVideoFilterShape, channelVideosArgs, defaultVideoSort, videoFilterShape, videosArgs, type VideoSearch, videoSort, videoTypeSchema } from '../inputs/videos.js';
+import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, searchConnection } from './connection.js';
 import type { Context } from './context.js';
+import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
 import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
@@ -30,7 +24,14 @@ const ChannelVideoFilter = inputFromZod('ChannelVideoFilter', channelVideoFilter
 // Declared before they are implemented: a channel's videos and a video's channel refer to each other.
 export const ChannelType = builder.objectRef<Channel>('Channel');
 export const VideoObject = builder.objectRef<Video>('Video');
-const VideoConnection = connectionType<Video>('Video', VideoObject);
+export const VideoFacets = facetsType<VideoFacet>('VideoFacets', "Exact counts of a video search's matches", [
+  { facet: 'category', description: "By the video's category id; label: its name", args: valueFacetArgs, categoryLabels: true },
+  { facet: 'videoType', description: 'By type ("video", "short")', args: valueFacetArgs },
+  { facet: 'channelCountry', description: "By the channel's country code", args: valueFacetArgs },
+  { facet: 'month', description: 'By publish month in UTC ("2026-03")', args: valueFacetArgs },
+]);
+
+export const VideoConnection = connectionType<Video>('Video', VideoObject, VideoFacets);
 
 ChannelType.implement({
   description: 'A channel on the video platform, with summary metrics',
@@ -68,14 +69,16 @@ ChannelType.implement({
         const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
         const search = { filter: filter ?? {}, sort: sortBy ?? defaultVideoSort(filter ?? {}), channelId: channel.channelId };
         checkCursors(videoOrders[search.sort], page);
+        const facets = requestedFacets(info, ctx, VideoFacets);
         // Batched with the same field under every other channel of the page (src/schema/loaders.ts).
-        const answer = ctx.loaders.channelVideos.load({ search, page });
+        const answer = ctx.loaders.channelVideos.load({ search, page, facets });
         const bySql = async () => {
           const found = await answer;
           if (found.indexed) throw new Error('the index answered this page');
           return found;
         };
         return searchConnection(info, answer.then((found) => found.indexed), {
+          facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
           rowsById: async () => {
             const found = await answer;
             return found.indexed ? found.rows : [];
@@ -147,8 +150,10 @@ builder.queryField('videos', (t) =>
       const filter = args.filter ?? {};
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
       checkCursors(videoOrders[search.sort], args);
+      const facets = requestedFacets(info, ctx, VideoFacets);
       await ctx.access.reserve('search.videos', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.videos(search, args) ?? null, {
+      return searchConnection(info, ctx.services.search?.videos(search, args, facets) ?? null, {
+        facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,
         idOf: (video) => video.videoId,
         cache: ctx.services.search?.rows.videos,

@@ -1,4 +1,5 @@
 import type { PageArgs } from '../domain/cursors.js';
+import type { CreatorFacet, FacetAnswer, FacetRequest, LiveStreamFacet, VideoFacet } from '../domain/facets.js';
 import type { Channel, Creator, LiveStream, Video } from '../domain/records.js';
 import type { CreatorSearch } from '../inputs/creators.js';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
@@ -17,6 +18,8 @@ export interface IndexPage {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   total: number;
+  /** The facets asked with the search, in the order asked, counted on the same match as `total`. */
+  facets?: FacetAnswer[];
 }
 
 /** The row caches of a server process (row-cache.ts). */
@@ -32,9 +35,9 @@ export interface Search {
   readonly ready: boolean;
   /** The rows of found pages, kept fresh by the index's change feed. */
   readonly rows: ServerRows;
-  creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null>;
-  videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null>;
-  liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null>;
+  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null>;
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null>;
+  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null>;
   stats(): SearchIndexStats;
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
   start(): Promise<void>;

@@ -1,13 +1,16 @@
 import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
 import { creatorNumericBounds } from '../domain/bounds.js';
 import type { Page, PageArgs } from '../domain/cursors.js';
+import type { CreatorFacet, FacetAnswer, FacetRequest } from '../domain/facets.js';
 import type { CreatorIndexRow, CreatorKey } from '../domain/index-rows.js';
 import { creatorOrders } from '../domain/orders.js';
 import type { Creator } from '../domain/records.js';
 import { genderFromCode, genderToCode } from '../domain/values.js';
 import { parseInstant } from '../inputs/common.js';
 import type { CreatorSearch } from '../inputs/creators.js';
+import { creatorFacetSearch } from '../inputs/facets.js';
 import { creatorColumns, type CreatorRow, type Database } from './database.js';
+import { asText, rangeFacet, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDate, toDecimal } from './values.js';
@@ -76,6 +79,38 @@ export async function searchCreators(db: Kysely<Database>, search: CreatorSearch
 
 export async function countCreators(db: Kysely<Database>, search: CreatorSearch): Promise<number> {
   return countMatches(db.selectFrom('creators').where(whereCreators(search)));
+}
+
+/** The facets of a search on the SQL path: one GROUP BY statement per facet, run together. */
+export function creatorFacets(db: Kysely<Database>, search: CreatorSearch, requests: readonly FacetRequest<CreatorFacet>[]): Promise<FacetAnswer[]> {
+  return Promise.all(
+    requests.map((request): Promise<FacetAnswer> => {
+      const matches = db.selectFrom('creators').where(whereCreators(creatorFacetSearch(search, request)));
+      switch (request.facet) {
+        case 'country':
+          return valueFacet(matches, sql`creators.country`, asText);
+        case 'language':
+          return valueFacet(matches, sql`creators.language`, asText);
+        case 'gender':
+          return valueFacet(matches, sql`creators.gender`, (code) => genderFromCode(Number(code)).toLowerCase());
+        case 'category':
+          // Each id a creator carries, once per creator.
+          return valueFacet(
+            matches.innerJoin(sql`LATERAL (SELECT DISTINCT unnest(creators.category_ids) AS category_id)`.as('c') as never, (join) => join.onTrue()),
+            sql`c.category_id`,
+            asText,
+          );
+        case 'verified':
+          return valueFacet(matches, sql`creators.is_verified`, asText);
+        case 'hasEmail':
+          return valueFacet(matches, sql`creators.has_email`, asText);
+        case 'followerCount':
+          return rangeFacet(matches, sql`creators.follower_count`, 'bigint', request.edges ?? []);
+        case 'avgEngagementRate':
+          return rangeFacet(matches, sql`creators.avg_engagement_rate`, 'numeric', request.edges ?? []);
+      }
+    }),
+  );
 }
 
 export function toCreator(row: CreatorRow): Creator {

@@ -1,11 +1,14 @@
 import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool } from 'kysely';
 import type { Page, PageArgs } from '../domain/cursors.js';
+import type { FacetAnswer, FacetRequest, LiveStreamFacet } from '../domain/facets.js';
 import type { LiveStreamIndexRow } from '../domain/index-rows.js';
 import { liveStreamOrder } from '../domain/orders.js';
 import type { CollectedStream, LiveStream } from '../domain/records.js';
+import { liveStreamFacetFilter } from '../inputs/facets.js';
 import type { LiveStreamFilter } from '../inputs/live-streams.js';
 import { inBulk } from './changes.js';
 import { type Database, liveStreamColumns, type LiveStreamRow, type NewLiveStream } from './database.js';
+import { asText, valueFacet } from './facets.js';
 import { countMatches, fetchPage, sortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount } from './values.js';
@@ -43,6 +46,18 @@ export async function searchLiveStreams(db: Kysely<Database>, filter: LiveStream
 
 export async function countLiveStreams(db: Kysely<Database>, filter: LiveStreamFilter): Promise<number> {
   return countMatches(db.selectFrom('live_streams').where(whereLiveStreams(filter)));
+}
+
+/** The facets of a search on the SQL path: one GROUP BY statement per facet, run together. */
+export function liveStreamFacets(db: Kysely<Database>, filter: LiveStreamFilter, requests: readonly FacetRequest<LiveStreamFacet>[]): Promise<FacetAnswer[]> {
+  return Promise.all(
+    requests.map((request): Promise<FacetAnswer> => {
+      const matches = db.selectFrom('live_streams').where(whereLiveStreams(liveStreamFacetFilter(filter, request)));
+      // A game's name: the smallest bytewise if its streams disagree, as the index picks it.
+      if (request.facet === 'game') return valueFacet(matches, sql`live_streams.game_id`, asText, sql<string>`min(live_streams.game_name COLLATE "C")`);
+      return valueFacet(matches, sql`live_streams.language`, asText);
+    }),
+  );
 }
 
 export function toLiveStream(row: LiveStreamRow): LiveStream {
@@ -115,13 +130,14 @@ export async function replaceSnapshot(db: Kysely<Database>, streams: readonly Co
 export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<LiveStreamIndexRow[]> {
   const rows = await db
     .selectFrom('live_streams')
-    .select(['id', 'user_id', sql<string>`lower(user_login)`.as('login'), 'game_id', 'type', 'language', 'viewer_count'])
+    .select(['id', 'user_id', sql<string>`lower(user_login)`.as('login'), 'game_id', 'game_name', 'type', 'language', 'viewer_count'])
     .execute();
   return rows.map((row) => ({
     id: row.id,
     userId: row.user_id,
     userLoginLower: row.login,
     gameId: row.game_id,
+    gameName: row.game_name,
     type: row.type,
     language: row.language,
     viewerCount: toCount(row.viewer_count),

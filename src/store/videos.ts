@@ -2,14 +2,17 @@ import { type Expression, type ExpressionBuilder, type Kysely, sql, type SqlBool
 import { channelNumericBounds } from '../domain/bounds.js';
 import type { Page, PageArgs } from '../domain/cursors.js';
 import { formatDuration } from '../domain/durations.js';
+import type { FacetAnswer, FacetRequest, VideoFacet } from '../domain/facets.js';
 import type { VideoIndexRow } from '../domain/index-rows.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
 import { genderToCode } from '../domain/values.js';
 import { parseInstant } from '../inputs/common.js';
+import { videoFacetSearch } from '../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../inputs/videos.js';
 import { toChannel } from './channels.js';
 import { channelColumns, type ChannelRow, type Database, videoColumns, type VideoRow } from './database.js';
+import { asText, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchGroupedPages, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
@@ -40,11 +43,19 @@ function whereVideos(filter: VideoFilter, channelIds: readonly string[] | null) 
   };
 }
 
-/** The videos matching a search: of its channel when it names one, of these channels when given. */
-function baseQuery(db: Kysely<Database>, search: VideoSearch, channelIds: readonly string[] | null = search.channelId != null ? [search.channelId] : null) {
+/**
+ * The videos matching a search: of its channel when it names one, of these channels when given;
+ * the channel is joined when the filter bounds it (or a facet groups by it).
+ */
+function baseQuery(
+  db: Kysely<Database>,
+  search: VideoSearch,
+  channelIds: readonly string[] | null = search.channelId != null ? [search.channelId] : null,
+  withChannel = needsChannel(search.filter),
+) {
   const { filter } = search;
   const videos = db.selectFrom('videos');
-  const joined = needsChannel(filter)
+  const joined = withChannel
     ? videos.innerJoin('channels as c', 'c.channel_id', 'videos.channel_id')
     : (videos as unknown as ReturnType<typeof videos.innerJoin<'channels as c', 'c.channel_id', 'videos.channel_id'>>);
   return joined.where(whereVideos(filter, channelIds));
@@ -86,6 +97,25 @@ export async function searchChannelsVideos(
   const matches = baseQuery(db, search, channelIds).select(videoColumns.map((column) => `videos.${column}` as const));
   const pages = await fetchGroupedPages(db, matches, 'channel_id', channelIds, videoOrder(search), page);
   return new Map([...pages].map(([channelId, { page: found, total }]) => [channelId, { page: { ...found, rows: found.rows.map(toVideo) }, total }]));
+}
+
+/** The facets of a search on the SQL path: one GROUP BY statement per facet, run together. */
+export function videoFacets(db: Kysely<Database>, search: VideoSearch, requests: readonly FacetRequest<VideoFacet>[]): Promise<FacetAnswer[]> {
+  return Promise.all(
+    requests.map((request): Promise<FacetAnswer> => {
+      const scoped = videoFacetSearch(search, request);
+      switch (request.facet) {
+        case 'category':
+          return valueFacet(baseQuery(db, scoped), sql`videos.category_id`, asText);
+        case 'videoType':
+          return valueFacet(baseQuery(db, scoped), sql`videos.video_type`, (code) => (Number(code) === 2 ? 'short' : 'video'));
+        case 'channelCountry':
+          return valueFacet(baseQuery(db, scoped, undefined, true), sql`c.country`, asText);
+        case 'month':
+          return valueFacet(baseQuery(db, scoped), sql`to_char(videos.create_at AT TIME ZONE 'UTC', 'YYYY-MM')`, asText);
+      }
+    }),
+  );
 }
 
 export function toVideo(row: VideoRow): Video {

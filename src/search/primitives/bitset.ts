@@ -67,6 +67,29 @@ export function popcount(words: Uint32Array, to = words.length, from = 0): numbe
   return total;
 }
 
+/** The number of bits set in both `a` and `b` over words [from, to) (a facet value's count). */
+export function popcountAnd(a: Uint32Array, b: Uint32Array, to = a.length, from = 0): number {
+  const n = Math.min(to, b.length);
+  let total = 0;
+  for (let i = from; i < n; i++) {
+    let v = a[i] & b[i];
+    if (v === 0) continue;
+    v = v - ((v >>> 1) & 0x55555555);
+    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+    total += (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return total;
+}
+
+/** The words [from, to) outside which `words` is all 0 (from = to: none set). */
+export function setWords(words: Uint32Array, length = words.length): { from: number; to: number } {
+  let from = 0;
+  while (from < length && words[from] === 0) from++;
+  let to = length;
+  while (to > from && words[to - 1] === 0) to--;
+  return { from, to };
+}
+
 /** out = out AND other, over words [from, to). */
 export function andInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
   const n = Math.min(to, other.length);

@@ -50,6 +50,11 @@ export class ValueIndex<V extends string | number | boolean> {
     return code === undefined ? null : this.#bitmaps[code].words;
   }
 
+  /** Every value any slot ever held, with its bitmap (facets: one popcount each). */
+  *entries(): Generator<[V, Uint32Array]> {
+    for (let code = 1; code < this.#values.length; code++) yield [this.#values[code], this.#bitmaps[code].words];
+  }
+
   get distinctValues(): number {
     return this.#codes.size;
   }

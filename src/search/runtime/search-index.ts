@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { PageArgs } from '../../domain/cursors.js';
+import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../../domain/facets.js';
 import type { CreatorKey } from '../../domain/index-rows.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
@@ -82,16 +83,20 @@ export class SearchIndex {
     return this.#creators !== null && this.#videos !== null && this.#live !== null;
   }
 
-  creators(search: CreatorSearch, page: PageArgs): IndexPage | null {
-    return this.#creators?.search(search, page) ?? null;
+  // The page and its facets in one call: both from the index as it is at this moment.
+  creators(search: CreatorSearch, page: PageArgs, facets: readonly FacetRequest<CreatorFacet>[] = []): IndexPage | null {
+    const index = this.#creators;
+    return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
-  videos(search: VideoSearch, page: PageArgs): IndexPage | null {
-    return this.#videos?.search(search, page) ?? null;
+  videos(search: VideoSearch, page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage | null {
+    const index = this.#videos;
+    return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
-  liveStreams(filter: LiveStreamFilter, page: PageArgs): IndexPage | null {
-    return this.#live?.search(filter, page) ?? null;
+  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets: readonly FacetRequest<LiveStreamFacet>[] = []): IndexPage | null {
+    const index = this.#live;
+    return index && withFacets(index.search(filter, page), facets, () => index.facets(filter, facets));
   }
 
   stats(): SearchIndexStats {
@@ -230,16 +235,16 @@ export class LocalSearch implements Search {
     return this.#index.ready;
   }
 
-  async creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null> {
-    return this.#index.creators(search, page);
+  async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
+    return this.#index.creators(search, page, facets);
   }
 
-  async videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null> {
-    return this.#index.videos(search, page);
+  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
+    return this.#index.videos(search, page, facets);
   }
 
-  async liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null> {
-    return this.#index.liveStreams(filter, page);
+  async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
+    return this.#index.liveStreams(filter, page, facets);
   }
 
   stats(): SearchIndexStats {
@@ -257,6 +262,10 @@ export class LocalSearch implements Search {
   stop(): Promise<void> {
     return this.#index.stop();
   }
+}
+
+function withFacets(page: IndexPage, requests: readonly FacetRequest[], count: () => IndexPage['facets']): IndexPage {
+  return requests.length === 0 ? page : { ...page, facets: count() };
 }
 
 async function loadCreators(db: Kysely<Database>): Promise<CreatorIndex> {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PageArgs } from '../../domain/cursors.js';
+import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../../domain/facets.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
@@ -26,7 +27,7 @@ export interface WorkerSettings {
 type Table = 'creators' | 'videos' | 'liveStreams';
 
 export type ToWorker =
-  | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs }
+  | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[] }
   | { type: 'start' | 'refresh' | 'stop'; id: number };
 
 export type FromWorker =
@@ -81,16 +82,16 @@ export class SearchThread implements Search {
     return this.#ready;
   }
 
-  creators(search: CreatorSearch, page: PageArgs): Promise<IndexPage | null> {
-    return this.#search('creators', search, page);
+  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
+    return this.#search('creators', search, page, facets);
   }
 
-  videos(search: VideoSearch, page: PageArgs): Promise<IndexPage | null> {
-    return this.#search('videos', search, page);
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
+    return this.#search('videos', search, page, facets);
   }
 
-  liveStreams(filter: LiveStreamFilter, page: PageArgs): Promise<IndexPage | null> {
-    return this.#search('liveStreams', filter, page);
+  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
+    return this.#search('liveStreams', filter, page, facets);
   }
 
   stats(): SearchIndexStats {
@@ -126,13 +127,14 @@ export class SearchThread implements Search {
     await this.#worker?.terminate();
   }
 
-  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs): Promise<IndexPage | null> {
+  /** Facets ride in the search's own message (a few requests out, their counts back): one round trip, one index state. */
+  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest[]): Promise<IndexPage | null> {
     // No thread, or one still loading: the caller runs SQL.
     if (!this.#worker || !this.#ready) return Promise.resolve(null);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, lost: () => resolve(null) });
-      this.#worker!.postMessage({ type: 'search', id, table, search, page } satisfies ToWorker);
+      this.#worker!.postMessage({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}) } satisfies ToWorker);
     });
   }
 

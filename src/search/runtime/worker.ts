@@ -51,10 +51,10 @@ port.on('message', (message: ToWorker) => {
       try {
         const result =
           message.table === 'creators'
-            ? index.creators(message.search as never, message.page)
+            ? index.creators(message.search as never, message.page, message.facets as never)
             : message.table === 'videos'
-              ? index.videos(message.search as never, message.page)
-              : index.liveStreams(message.search as never, message.page);
+              ? index.videos(message.search as never, message.page, message.facets as never)
+              : index.liveStreams(message.search as never, message.page, message.facets as never);
         reply = { type: 'reply', id: message.id, result };
       } catch (error) {
         reply = { type: 'reply', id: message.id, error: error instanceof Error ? error.message : String(error) };

@@ -2,8 +2,10 @@ import { creatorNumericBounds } from '../../domain/bounds.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
 import type { CreatorIndexRow, CreatorKey } from '../../domain/index-rows.js';
 import { creatorOrders } from '../../domain/orders.js';
-import { genderToCode } from '../../domain/values.js';
+import type { CreatorFacet, FacetAnswer, FacetRequest } from '../../domain/facets.js';
+import { genderFromCode, genderToCode } from '../../domain/values.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
+import { creatorFacetSearch } from '../../inputs/facets.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
@@ -13,6 +15,7 @@ import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
+import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
@@ -132,6 +135,31 @@ export class CreatorIndex {
       hasPreviousPage: result.hasPreviousPage,
       total: count,
     };
+  }
+
+  /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */
+  facets(search: CreatorSearch, requests: readonly FacetRequest<CreatorFacet>[]): FacetAnswer[] {
+    return requests.map((request) => {
+      const { bits } = this.#match(creatorFacetSearch(search, request));
+      switch (request.facet) {
+        case 'country':
+          return countValues(bits, this.#country, String);
+        case 'language':
+          return countValues(bits, this.#language, String);
+        case 'gender':
+          return countValues(bits, this.#gender, (code) => genderFromCode(code).toLowerCase());
+        case 'category':
+          return countValues(bits, this.#categories, String);
+        case 'verified':
+          return countValues(bits, this.#verified, String);
+        case 'hasEmail':
+          return countValues(bits, this.#hasEmail, String);
+        case 'followerCount':
+          return countRanges(bits, this.#numeric.follower_count.range.values, 'count', request.edges ?? []);
+        case 'avgEngagementRate':
+          return countRanges(bits, this.#numeric.avg_engagement_rate.range.values, 'cents', request.edges ?? []);
+      }
+    });
   }
 
   /** The rows matching the filter (cached per filter until the next change). */

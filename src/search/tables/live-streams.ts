@@ -1,8 +1,10 @@
 import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
 import type { LiveStreamIndexRow } from '../../domain/index-rows.js';
 import { liveStreamOrder } from '../../domain/orders.js';
+import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, valueCounts } from '../../domain/facets.js';
+import { liveStreamFacetFilter } from '../../inputs/facets.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
-import { andInto, popcount } from '../primitives/bitset.js';
+import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import type { IndexPage } from '../types.js';
@@ -105,6 +107,25 @@ export class LiveStreamIndex {
       }
     }
     return { bits, count };
+  }
+
+  /** Each facet over the matching streams (a snapshot of thousands: counted row by row, in memory). */
+  facets(filter: LiveStreamFilter, requests: readonly FacetRequest<LiveStreamFacet>[]): FacetAnswer[] {
+    return requests.map((request) => {
+      const { bits } = this.#matches(liveStreamFacetFilter(filter, request));
+      const counts = new Map<string, FacetCount>();
+      forEachBit(bits, (slot) => {
+        const row = this.#rows[slot];
+        const value = request.facet === 'game' ? row.gameId : row.language;
+        const seen = counts.get(value);
+        if (!seen) counts.set(value, request.facet === 'game' ? { value, count: 1, label: row.gameName } : { value, count: 1 });
+        else {
+          seen.count++;
+          if (request.facet === 'game' && row.gameName < seen.label!) seen.label = row.gameName;
+        }
+      });
+      return valueCounts(counts.values());
+    });
   }
 
   search(filter: LiveStreamFilter, page: PageArgs): IndexPage {

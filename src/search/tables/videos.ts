@@ -2,7 +2,9 @@ import { channelNumericBounds } from '../../domain/bounds.js';
 import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
 import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
 import { videoOrders } from '../../domain/orders.js';
+import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.js';
 import { genderToCode } from '../../domain/values.js';
+import { videoFacetSearch } from '../../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../../inputs/videos.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
 import { RangeIndex } from '../primitives/range-index.js';
@@ -12,6 +14,7 @@ import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
+import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
@@ -235,6 +238,29 @@ export class VideoIndex {
       hasPreviousPage: result.hasPreviousPage,
       total: count,
     };
+  }
+
+  /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */
+  facets(search: VideoSearch, requests: readonly FacetRequest<VideoFacet>[]): FacetAnswer[] {
+    return requests.map((request) => {
+      const scoped = videoFacetSearch(search, request);
+      const { bits } = scoped.channelId == null ? this.#match(scoped.filter) : this.#matchInChannel(scoped.filter, scoped.channelId);
+      try {
+        switch (request.facet) {
+          case 'category':
+            return countValues(bits, this.#category, String);
+          case 'videoType':
+            return countValues(bits, this.#videoType, (code) => (code === 2 ? 'short' : 'video'));
+          case 'channelCountry':
+            return countValues(bits, this.#channelCountry, String);
+          case 'month':
+            return countMonths(bits, this.#createAt.values);
+        }
+      } finally {
+        // A channel's matches are the search's own; a filter's belong to the result cache.
+        if (scoped.channelId != null) this.#pool.give(bits);
+      }
+    });
   }
 
   #match(filter: VideoFilter): { bits: Uint32Array; count: number } {

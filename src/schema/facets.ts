@@ -1,0 +1,174 @@
+import DataLoader from 'dataloader';
+import {
+  type FieldNode,
+  getArgumentValues,
+  getDirectiveValues,
+  type GraphQLResolveInfo,
+  GraphQLIncludeDirective,
+  GraphQLObjectType,
+  GraphQLSkipDirective,
+  type SelectionSetNode,
+} from 'graphql';
+import type { z } from 'zod';
+import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
+import { facetRequest } from '../inputs/facets.js';
+import { categoryNames } from '../store/categories.js';
+import { builder } from './builder.js';
+
+type ObjectRef<T> = ReturnType<ReturnType<typeof builder.objectRef<T>>['implement']>;
+import type { Context } from './context.js';
+
+// A connection's `facets` (docs/contract/decisions.md §6.1). The connection's resolver collects
+// every facet the operation asks of it (aliases, fragments, variables and @skip/@include honoured)
+// and has them counted with its page in one call: on the index, with the same match as its
+// totalCount; on SQL, one GROUP BY statement each, beside the page. The facet fields then only
+// pick their answer.
+
+/** One facet field of a connection's facets object. */
+export interface FacetField<F extends string = string> {
+  facet: F;
+  description: string;
+  /** Its arguments' zod schema (src/inputs/facets.ts). */
+  args: z.ZodType<{ excludeOwn?: boolean | null; edges?: number[] }>;
+  /** A histogram over client-given edges of this scalar; else counts by value. */
+  edges?: 'SafeInt' | 'Float';
+  /** The values are category ids: their label is the category's name. */
+  categoryLabels?: boolean;
+}
+
+/** What a connection's `facets` field resolves to: each facet's answer by its request. */
+export interface FacetSource {
+  answer(request: FacetRequest): Promise<FacetAnswer>;
+}
+
+/** The facets of one connection type: its GraphQL object and how to read requests for it. */
+export interface FacetsDefinition<F extends string = string> {
+  name: string;
+  fields: readonly FacetField<F>[];
+  type: ObjectRef<FacetSource>;
+}
+
+type Bucket = FacetCount & { category?: true };
+
+// Category names for labels: one statement per request, for every category facet in it.
+const categoryLoaders = new WeakMap<Context, DataLoader<number, string | null>>();
+function categoryName(ctx: Context, id: number): Promise<string | null> {
+  let loader = categoryLoaders.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (ids: readonly number[]) => {
+      const names = await categoryNames(ctx.readDb, ids);
+      return ids.map((id) => names.get(id) ?? null);
+    });
+    categoryLoaders.set(ctx, loader);
+  }
+  return loader.load(id);
+}
+
+const FacetCountType = builder.objectRef<Bucket>('FacetCount').implement({
+  description: 'How many matches have one value of a field',
+  fields: (t) => ({
+    value: t.exposeString('value', { description: 'The value as the REST answers spell it ("US", "female", "short", "true", an id, "2026-03")' }),
+    label: t.string({
+      nullable: true,
+      description: "The category's or game's name; null for other facets",
+      resolve: (bucket, _args, ctx) => (bucket.category ? categoryName(ctx, Number(bucket.value)) : bucket.label || null),
+    }),
+    count: t.field({ type: 'SafeInt', resolve: (bucket) => bucket.count }),
+  }),
+});
+
+const RangeCountType = builder.objectRef<RangeCount>('RangeCount').implement({
+  description: 'How many matches have a value in [min, max)',
+  fields: (t) => ({
+    min: t.float({ nullable: true, description: 'Inclusive lower bound; null: unbounded', resolve: (range) => range.min }),
+    max: t.float({ nullable: true, description: 'Exclusive upper bound; null: unbounded', resolve: (range) => range.max }),
+    count: t.field({ type: 'SafeInt', resolve: (range) => range.count }),
+  }),
+});
+
+const EXCLUDE_OWN = "true: count as if the filter's conditions on this field were absent (disjunctive faceting)";
+
+/** A connection's facets object type, one field per facet. */
+export function facetsType<F extends string>(name: string, description: string, fields: readonly FacetField<F>[]): FacetsDefinition<F> {
+  const type = builder.objectRef<FacetSource>(name).implement({
+    description,
+    fields: (t) =>
+      Object.fromEntries(
+        fields.map((field) => {
+          const answer = (source: FacetSource, args: unknown, ctx: Context) => source.answer(facetRequest(field.facet, ctx.validated(field.args, args)));
+          const excludeOwn = t.arg.boolean({ defaultValue: false, description: EXCLUDE_OWN });
+          if (field.edges) {
+            return [
+              field.facet,
+              t.field({
+                type: [RangeCountType],
+                description: field.description,
+                args: { edges: t.arg({ type: [field.edges], required: true, description: 'Strictly increasing bucket edges e0 < … < en (at most 50)' }), excludeOwn },
+                resolve: async (source, args, ctx) => (await answer(source, args, ctx)) as RangeCount[],
+              }),
+            ];
+          }
+          return [
+            field.facet,
+            t.field({
+              type: [FacetCountType],
+              description: `${field.description}; by count descending, then value`,
+              args: { excludeOwn },
+              resolve: async (source, args, ctx) => {
+                const counts = (await answer(source, args, ctx)) as FacetCount[];
+                return field.categoryLabels ? counts.map((count): Bucket => ({ ...count, category: true })) : counts;
+              },
+            }),
+          ];
+        }),
+      ),
+  });
+  return { name, fields, type };
+}
+
+/**
+ * Every facet the operation asks of the connection being resolved, validated (a 400 naming the
+ * argument before any work), each once.
+ */
+export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx: Context, definition: FacetsDefinition<F>): FacetRequest<F>[] {
+  const facetsType = info.schema.getType(definition.name);
+  if (!(facetsType instanceof GraphQLObjectType)) return [];
+  const fieldDefs = facetsType.getFields();
+  const byName = new Map(definition.fields.map((field) => [field.facet as string, field]));
+  const requests = new Map<string, FacetRequest<F>>();
+  for (const facets of fieldsNamed(info, info.fieldNodes, 'facets')) {
+    for (const node of fieldsIn(info, facets.selectionSet)) {
+      const field = byName.get(node.name.value);
+      if (!field) continue;
+      const args = getArgumentValues(fieldDefs[field.facet], node, info.variableValues);
+      const request = facetRequest(field.facet, ctx.validated(field.args, args));
+      requests.set(facetKey(request), request);
+    }
+  }
+  return [...requests.values()];
+}
+
+function fieldsNamed(info: GraphQLResolveInfo, nodes: readonly FieldNode[], name: string): FieldNode[] {
+  return nodes.flatMap((node) => fieldsIn(info, node.selectionSet).filter((field) => field.name.value === name));
+}
+
+/** The fields of a selection set, through fragments, without those @skip or @include leave out. */
+function fieldsIn(info: GraphQLResolveInfo, set: SelectionSetNode | undefined): FieldNode[] {
+  return (set?.selections ?? []).flatMap((selection): FieldNode[] => {
+    if (!included(info, selection)) return [];
+    if (selection.kind === 'Field') return [selection];
+    if (selection.kind === 'InlineFragment') return fieldsIn(info, selection.selectionSet);
+    return fieldsIn(info, info.fragments[selection.name.value]?.selectionSet);
+  });
+}
+
+function included(info: GraphQLResolveInfo, node: SelectionSetNode['selections'][number]): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, info.variableValues)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, info.variableValues)?.if !== false;
+}
+
+/** Answers from the counts made with the page; a request not among them (none expected) is counted on its own. */
+export function facetSource(requests: readonly FacetRequest[], answers: readonly Promise<FacetAnswer>[], count: (request: FacetRequest) => Promise<FacetAnswer>): FacetSource {
+  const known = new Map(requests.map((request, i) => [facetKey(request), answers[i]]));
+  return { answer: (request) => known.get(facetKey(request)) ?? count(request) };
+}

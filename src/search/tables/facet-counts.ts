@@ -1,0 +1,65 @@
+import { bucketOf, type FacetCount, monthNumber, monthText, rangeCounts, type RangeCount, valueCounts } from '../../domain/facets.js';
+import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
+import { popcountAnd, setWords } from '../primitives/bitset.js';
+import type { NumberColumn } from '../primitives/row-table.js';
+import type { ValueIndex } from '../primitives/value-index.js';
+
+// Facets on bitsets, the classic faceted-search trick: a search's matches are a bitset, each value
+// of a field has its bitmap, so a value's count is one AND-and-popcount over the words that hold
+// matches, and no row is read. Numbers (histograms, months) are counted by value over the matches.
+
+/** Each value's count among `matches` (`spell`: the value as the API writes it). */
+export function countValues<V extends string | number | boolean>(matches: Uint32Array, index: ValueIndex<V>, spell: (value: V) => string): FacetCount[] {
+  const { from, to } = setWords(matches);
+  const counts: FacetCount[] = [];
+  if (from === to) return counts;
+  for (const [value, bitmap] of index.entries()) counts.push({ value: spell(value), count: popcountAnd(matches, bitmap, to, from) });
+  return valueCounts(counts);
+}
+
+/** Calls `visit` with each slot set in `matches`. */
+function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void {
+  const { from, to } = setWords(matches);
+  for (let i = from; i < to; i++) {
+    let word = matches[i];
+    while (word !== 0) {
+      const lowest = word & -word;
+      visit((i << 5) + 31 - Math.clz32(lowest));
+      word ^= lowest;
+    }
+  }
+}
+
+/**
+ * The histogram of a numeric column over `matches`. `unit` is how the column stores the number:
+ * as it is, or in whole cents (an edge e then starts at the fewest cents >= e, as `value >= e` in
+ * SQL). NULL (NaN) is in no bucket, as SQL's width_bucket of NULL is in no group.
+ */
+export function countRanges(matches: Uint32Array, column: NumberColumn, unit: 'count' | 'cents', edges: readonly number[]): RangeCount[] {
+  const thresholds = Float64Array.from(edges, (edge) => (unit === 'count' ? edge : edge < 0 ? -centsAtMost(-edge) : centsAtLeast(edge)));
+  const counts = new Float64Array(edges.length + 1);
+  forEachMatch(matches, (slot) => {
+    const value = column.get(slot);
+    if (value === value) counts[bucketOf(thresholds, value)]++;
+  });
+  return rangeCounts(edges, counts);
+}
+
+/** Matches by UTC month of a column of epoch milliseconds ("2026-03"). */
+export function countMonths(matches: Uint32Array, column: NumberColumn): FacetCount[] {
+  const byMonth = new Map<number, number>();
+  // Consecutive slots are often the same day (slots in date order): remember the last day's month.
+  let lastDay = NaN;
+  let lastMonth = 0;
+  forEachMatch(matches, (slot) => {
+    const ms = column.get(slot);
+    if (ms !== ms) return;
+    const day = Math.floor(ms / 86_400_000);
+    if (day !== lastDay) {
+      lastDay = day;
+      lastMonth = monthNumber(ms);
+    }
+    byMonth.set(lastMonth, (byMonth.get(lastMonth) ?? 0) + 1);
+  });
+  return valueCounts([...byMonth].map(([month, count]) => ({ value: monthText(month), count })));
+}
