@@ -5,10 +5,9 @@ import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
 import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
 import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
-import { forceSelectStrategy } from '../src/search/primitives/sort-order.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
-import { type SearchProbe, setSmallSegmentRows } from '../src/search/tables/paging.js';
+import type { SearchProbe } from '../src/search/tables/paging.js';
 import type { VideoIndex } from '../src/search/tables/videos.js';
 import type { IndexPage } from '../src/search/types.js';
 import { expandCategoryIds } from '../src/store/categories.js';
@@ -157,7 +156,7 @@ async function searchOf(filter: CreatorFilter, sort: CreatorSearch['sort'] | nul
 /** Both answers to one page request, SQL's as the reference. */
 async function compare(index: CreatorIndex, search: CreatorSearch, page: PageArgs, label: string, probe?: SearchProbe) {
   const [sqlPage, sqlTotal] = await Promise.all([searchCreators(store.db, search, page), countCreators(store.db, search)]);
-  const fast = index.search(search, page, probe);
+  const fast = index.search(search, page, { ...tuning, ...probe });
   const context = `${label}: ${JSON.stringify({ filter: search.filter, sort: search.sort, page })}`;
   expect(fast.total, context).toBe(sqlTotal);
   expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.userId));
@@ -187,19 +186,20 @@ async function randomSearches(index: CreatorIndex, rng: SeededRandom, runs: numb
 }
 
 const strategies = [
-  ['choosing the cheaper way for each page', 256, null],
+  ['choosing the cheaper way for each page', 256, undefined],
   ['walking the sort orders for every page', 0, 'walk'],
   ['reading ranked matches for every page', 0, 'ranked'],
 ] as const;
 
+/** How the searches of the running test walk their pages (passed into each search). */
+let tuning: SearchProbe = {};
+
 describe.each(strategies)('the in-memory creator index, %s', (_mode, smallRows, strategy) => {
   beforeAll(() => {
-    setSmallSegmentRows(smallRows);
-    forceSelectStrategy(strategy);
+    tuning = { smallSegmentRows: smallRows, strategy };
   });
   afterAll(() => {
-    setSmallSegmentRows(256);
-    forceSelectStrategy(null);
+    tuning = {};
   });
 
   it(`answers ${SEARCHES} random searches exactly as SQL does (${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, { timeout: 300_000 }, async () => {
@@ -275,11 +275,9 @@ describe('a creator search bounded on its sort key', () => {
   const pages: PageArgs[] = [{ first: 20 }, { first: 10, offset: 30 }, { last: 15 }];
 
   it.each(strategies)('reads its pages from the bound on, not from the top of the order, and answers as SQL does, %s', async (_mode, smallRows, strategy) => {
-    setSmallSegmentRows(smallRows);
-    forceSelectStrategy(strategy);
+    tuning = { smallSegmentRows: smallRows, strategy };
     onTestFinished(() => {
-      setSmallSegmentRows(256);
-      forceSelectStrategy(null);
+      tuning = {};
     });
     const index = buildIndex(rows);
     for (const { sort, filter, bounds } of cases()) {
@@ -331,7 +329,7 @@ describe('a creator search bounded on its sort key', () => {
       for (const page of pages) {
         const { probe, keys } = watch();
         const context = JSON.stringify({ filter, sort, page });
-        const found = index.search(search, page, probe);
+        const found = index.search(search, page, { ...tuning, ...probe });
         expect(found.total, context).toBe(expected.length);
         const offset = page.offset ?? 0;
         expect(found.ids, context).toEqual(page.last ? expected.slice(-page.last) : expected.slice(offset, offset + page.first!));
@@ -393,7 +391,7 @@ describe('the in-memory video index', () => {
 
   async function compareVideos(search: VideoSearch, page: PageArgs, label: string, probe?: SearchProbe) {
     const [sqlPage, sqlTotal] = await Promise.all([searchVideos(store.db, search, page), countVideos(store.db, search)]);
-    const fast = index.search(search, page, probe);
+    const fast = index.search(search, page, { ...tuning, ...probe });
     const context = `${label}: ${JSON.stringify({ filter: search.filter, sort: search.sort, page })}`;
     expect(fast.total, context).toBe(sqlTotal);
     expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.videoId));
@@ -419,8 +417,7 @@ describe('the in-memory video index', () => {
   }
 
   it.each(strategies)(`answers random video searches exactly as SQL does, %s`, { timeout: 300_000 }, async (mode, smallRows, strategy) => {
-    setSmallSegmentRows(smallRows);
-    forceSelectStrategy(strategy);
+    tuning = { smallSegmentRows: smallRows, strategy };
     const rng = seededRandom(`video-index-${mode}`);
     let nonEmpty = 0;
     try {
@@ -444,8 +441,7 @@ describe('the in-memory video index', () => {
         }
       }
     } finally {
-      setSmallSegmentRows(256);
-      forceSelectStrategy(null);
+      tuning = {};
     }
     expect(nonEmpty).toBeGreaterThan(SEARCHES / 4);
   });

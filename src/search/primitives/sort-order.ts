@@ -24,13 +24,6 @@ function compare(keyA: number, idA: string, keyB: number, idB: string): number {
 
 const NO_RANK = 0xffffffff;
 
-let forcedStrategy: 'walk' | 'ranked' | null = null;
-
-/** Tests force one way of finding a page to check each against SQL; null: the cheaper one. */
-export function forceSelectStrategy(strategy: 'walk' | 'ranked' | null): void {
-  forcedStrategy = strategy;
-}
-
 export interface Walk {
   /** Start strictly after this position (in the walking direction); null: from the beginning. */
   from: Position | null;
@@ -41,6 +34,8 @@ export interface Walk {
   take: number;
   /** Told the key of every row read from the order, the one that ends the walk included (tests watch where it reads). */
   visit?: (key: number) => void;
+  /** Tests force one way of reading the order; by default select() takes the cheaper. */
+  strategy?: 'walk' | 'ranked';
 }
 
 export class SortOrder {
@@ -118,7 +113,7 @@ export class SortOrder {
     // Rows visited walking: about (skip + take) per share of matches; ranking visits each match once.
     const walkCost = ((walk.skip + walk.take) * span) / Math.max(count, 1);
     const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
-    if (forcedStrategy === 'walk' || (forcedStrategy === null && walkCost <= count)) return this.#walk(walk, accept);
+    if (walk.strategy === 'walk' || (walk.strategy === undefined && walkCost <= count)) return this.#walk(walk, accept);
     return this.#ranked(bits, walk, start);
   }
 

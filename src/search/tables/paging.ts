@@ -36,10 +36,14 @@ export interface PageRequest {
   before?: SegmentPosition | null;
 }
 
-/** Passed in by a test to watch a search's work; the service passes none. */
+/** Passed in by a test to watch or steer a search's page walk; the service passes none. */
 export interface SearchProbe {
   /** Told the sort key of every row a page reads from its order (all matches, for a segment sorted on the spot). */
   visit?: (key: number) => void;
+  /** Segments of at most this many rows are sorted on the spot (default 256; 0: every page walks its order). */
+  smallSegmentRows?: number;
+  /** How a page reads its order: walking it testing bits, or ranking the matches (default: the cheaper). */
+  strategy?: Walk['strategy'];
 }
 
 export interface SlotPage {
@@ -64,13 +68,8 @@ export function keyRangeOf(bounds: Bounds): Segment['keyRange'] {
     last: bounds.min === undefined ? null : { key: bounds.min, id: '' },
   };
 }
-/** Below this many rows a segment is sorted on the spot rather than found through its order. */
-let smallSegment = 256;
-
-/** Tests set 0 to drive every page through the order walk. */
-export function setSmallSegmentRows(rows: number): void {
-  smallSegment = rows;
-}
+/** Up to this many rows a segment is sorted on the spot rather than found through its order. */
+const SMALL_SEGMENT_ROWS = 256;
 
 export function pageSegments(segments: readonly Segment[], request: PageRequest, probe: SearchProbe = {}): SlotPage {
   const after = request.after ?? null;
@@ -98,7 +97,7 @@ export function pageSegments(segments: readonly Segment[], request: PageRequest,
       continue;
     }
     const bounded = withinKeyRange(segment, { from, until, backward });
-    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit })) {
+    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit, strategy: probe.strategy }, probe.smallSegmentRows ?? SMALL_SEGMENT_ROWS)) {
       found.push({ slot, rank: segment.rank, order: segment.order });
     }
     skip = 0;
@@ -129,9 +128,9 @@ function withinKeyRange(segment: Segment, walk: { from: Position | null; until: 
   return { from: later(walk.from, rangeStart), until: earlier(walk.until, rangeEnd) };
 }
 
-function walkSegment(segment: Segment, walk: Walk): number[] {
+function walkSegment(segment: Segment, walk: Walk, smallSegmentRows: number): number[] {
   const { order, bits } = segment;
-  if (segment.count <= smallSegment) {
+  if (segment.count <= smallSegmentRows) {
     const direction = walk.backward ? -1 : 1;
     // > 0: the slot lies beyond the position in the walking direction.
     const beyond = (slot: number, position: Position) => order.comparePosition(slot, position) * direction;
