@@ -9,7 +9,7 @@ import { startDemoServer, type DemoServer } from './support/demo-server.js';
 
 // What a GraphQL user runs first: GraphQL Code Generator (typescript + typescript-operations)
 // against the live endpoint's introspection, then the TypeScript compiler, strict, over code that
-// uses the generated types. Operations with lookups, relations and facets join these once they land.
+// uses the generated types: searches, lookups by key, Node, relations and facets.
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -34,11 +34,50 @@ query VideosWithChannels($first: Int = 5) {
 }
 
 query Live { liveStreams(first: 3) { totalCount nodes { id gameName viewerCount } } }
+
+query ChannelWithVideos($channelId: String!) {
+  channel(channelId: $channelId) {
+    id
+    title
+    videos(first: 5, filter: { videoType: SHORT }) {
+      totalCount
+      facets { month { value count } }
+      nodes { videoId title category { name parent { name } } }
+    }
+  }
+}
+
+query CreatorFacets($filter: CreatorFilter) {
+  creators(filter: $filter, first: 5) {
+    totalCount
+    facets {
+      country(excludeOwn: true) { value count }
+      gender { value count }
+      followerCount(edges: [10000, 100000]) { min max count }
+    }
+    nodes { id userId categories { categoryId name } }
+  }
+}
+
+query Lookup($id: ID!, $ids: [ID!]!) {
+  node(id: $id) { id ... on Creator { username } }
+  nodes(ids: $ids) { __typename id ... on Video { title } ... on Channel { title } }
+  creator(userId: "1") { followerCount }
+}
 `;
 
 // Compiles only if the generated types say what the schema says (nullable roots, SafeInt as number, enums as unions).
 const usage = `
-import type { CreatorCardFragment, LiveQuery, TopCreatorsQuery, TopCreatorsQueryVariables, VideosWithChannelsQuery } from './operations';
+import type {
+  ChannelWithVideosQuery,
+  CreatorCardFragment,
+  CreatorFacetsQuery,
+  LiveQuery,
+  LookupQuery,
+  TopCreatorsQuery,
+  TopCreatorsQueryVariables,
+  VideosWithChannelsQuery,
+} from './operations';
 import type { Creator, Query } from './schema';
 
 // The whole schema's types: a root search field, and a record's counts as numbers.
@@ -57,6 +96,18 @@ export const channels = (answer: VideosWithChannelsQuery): string[] => (answer.v
 export const kinds = (answer: VideosWithChannelsQuery) => answer.videos?.edges.map((edge): 'SHORT' | 'VIDEO' => edge.node.videoType);
 export const viewers = (answer: LiveQuery): number => (answer.liveStreams?.nodes ?? []).reduce((sum, stream) => sum + stream.viewerCount, 0);
 
+// Relations and facets: a channel's short videos, their categories, counts as numbers.
+export const shortsByMonth = (answer: ChannelWithVideosQuery): [string, number][] =>
+  (answer.channel?.videos.facets.month ?? []).map((bucket) => [bucket.value, bucket.count]);
+export const parents = (answer: ChannelWithVideosQuery): (string | undefined)[] =>
+  (answer.channel?.videos.nodes ?? []).map((video) => video.category?.parent?.name);
+export const histogram = (answer: CreatorFacetsQuery): (number | null | undefined)[] =>
+  (answer.creators?.facets.followerCount ?? []).map((bucket) => bucket.min);
+// Node: a lookup may find nothing; nodes answers each id, null where nothing has it.
+export const kindsFound = (answer: LookupQuery): string[] => answer.nodes.map((node) => node?.__typename ?? 'missing');
+
+// @ts-expect-error: a lookup may find nothing
+export const alwaysThere = (answer: LookupQuery) => answer.creator.followerCount;
 // @ts-expect-error: a field the operation did not select is not in its type
 export const notSelected = (answer: LiveQuery) => answer.liveStreams?.nodes[0]?.title;
 // @ts-expect-error: creators is nullable (a failing root leaves the others' data)

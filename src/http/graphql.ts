@@ -198,21 +198,19 @@ function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
  * comments (the price table: src/schema/price.ts), and a header template for the key.
  */
 export const GRAPHIQL_DEFAULT_QUERY = `# creator-data GraphQL. Put your API key in the Headers tab below, then run (Ctrl-Enter).
-# Price: 200 units (creators 100 + videos 100; viewer and Video.channel are free), charged
-# only for the root fields that succeed. The answer's extensions.cost says what was charged;
-# send {"dryRun": true} in the request's extensions to learn the price without running anything.
-query TopCreatorsAndVideos {
-  viewer {
-    plan
-    quotaRemaining
-  }
-  creators(first: 5, sortBy: FOLLOWER_COUNT, filter: { locations: ["US"] }) {
+# Price: 207 units, known before anything runs: creators 100 + 2 facets, videos 100 + each of
+# the 5 videos' Channel.videos 1; viewer, categories and Video.channel are free. Only the root
+# fields that succeed are charged; the answer's extensions.cost says what was. Send
+# {"dryRun": true} in the request's extensions to learn the price without running anything.
+query Composed {
+  viewer { plan quotaRemaining }
+  creators(first: 5, sortBy: FOLLOWER_COUNT, filter: { locations: ["US", "GB"] }) {
     totalCount
-    nodes {
-      userId
-      username
-      followerCount
+    facets {
+      country(excludeOwn: true) { value count }
+      gender { value count }
     }
+    nodes { id username followerCount categories { name } }
   }
   videos(first: 5) {
     totalCount
@@ -221,7 +219,7 @@ query TopCreatorsAndVideos {
       playCount
       channel {
         title
-        followerCount
+        videos(first: 3) { totalCount nodes { title } }
       }
     }
   }
