@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import {
   type FieldNode,
   getArgumentValues,
@@ -12,7 +11,6 @@ import {
 import type { z } from 'zod';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
 import { facetRequest } from '../inputs/facets.js';
-import { categoryNames } from '../store/categories.js';
 import { builder } from './builder.js';
 
 type ObjectRef<T> = ReturnType<ReturnType<typeof builder.objectRef<T>>['implement']>;
@@ -50,18 +48,10 @@ export interface FacetsDefinition<F extends string = string> {
 
 type Bucket = FacetCount & { category?: true };
 
-// Category names for labels: one statement per request, for every category facet in it.
-const categoryLoaders = new WeakMap<Context, DataLoader<number, string | null>>();
-function categoryName(ctx: Context, id: number): Promise<string | null> {
-  let loader = categoryLoaders.get(ctx);
-  if (!loader) {
-    loader = new DataLoader(async (ids: readonly number[]) => {
-      const names = await categoryNames(ctx.readDb, ids);
-      return ids.map((id) => names.get(id) ?? null);
-    });
-    categoryLoaders.set(ctx, loader);
-  }
-  return loader.load(id);
+// Category names for labels come from the request's taxonomy (src/schema/loaders.ts): read at most
+// once per request, shared with Category, Video.category and Creator.categories.
+async function categoryName(ctx: Context, id: number): Promise<string | null> {
+  return (await ctx.loaders.taxonomy()).byId.get(id)?.name ?? null;
 }
 
 const FacetCountType = builder.objectRef<Bucket>('FacetCount').implement({

@@ -41,10 +41,3 @@ export async function loadTaxonomy(db: Kysely<Database>): Promise<Category[]> {
   const rows = await executePrepared(db, db.selectFrom('categories').select(['id', 'parent_id', 'level', 'name']).orderBy('id'));
   return rows.map((row) => ({ categoryId: row.id, parentId: row.parent_id, level: row.level, name: row.name }));
 }
-
-/** The names of these categories (facet labels), one statement for all of them. */
-export async function categoryNames(db: Kysely<Database>, ids: readonly number[]): Promise<Map<number, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('categories').select(['id', 'name']).where('id', '=', (eb) => eb.fn.any(sql.val([...ids]))).execute();
-  return new Map(rows.map((row) => [row.id, row.name]));
-}
