@@ -135,6 +135,9 @@ export class RangeIndex {
   set(slot: number, value: number): void {
     // A slot's bucket is its value's (the boundaries only change in rebalance, which re-files
     // every slot): found again by binary search rather than kept, a byte per slot and column.
+    // Room first: a new slot at the column's end must read as NULL (in no bucket). Read past the
+    // end it was undefined, taken for bucket 0, and the slot was filed in no bitmap.
+    this.values.ensure(slot + 1);
     const from = this.#bucket(this.values.get(slot));
     this.values.set(slot, value);
     const to = this.#bucket(value);
