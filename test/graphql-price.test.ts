@@ -180,7 +180,8 @@ describe('the price at the GraphQL door', () => {
     const key = await app.newKey({ plan: 'pro', quota: 1_000 });
     const answer = await (await post(key, { query })).json();
     expect(answer.errors).toBeUndefined();
-    expect(answer.extensions.cost).toEqual({ requested: 200, charged: 200, remaining: 800 });
+    expect(readme).toContain('207 units');
+    expect(answer.extensions.cost).toEqual({ requested: 207, charged: 207, remaining: 793 });
   });
 
   it('carries X-Quota-Cost on REST answers too, the body unchanged', async () => {
