@@ -25,6 +25,20 @@ export const PageInfo = builder.objectRef<Page<unknown>>('PageInfo').implement({
   }),
 });
 
+type ArgFactory = { int: () => unknown; string: () => unknown };
+
+/** Relay's cursor arguments, the same on every connection field. */
+export function cursorArgs<A extends ArgFactory>(arg: A) {
+  const int = () => arg.int() as ReturnType<A['int']>;
+  const string = () => arg.string() as ReturnType<A['string']>;
+  return { first: int(), last: int(), after: string(), before: string() };
+}
+
+/** The cursor arguments and `offset`, which mirrors the REST page window (searches with a total). */
+export function pageArgs<A extends ArgFactory>(arg: A) {
+  return { ...cursorArgs(arg), offset: arg.int() as ReturnType<A['int']> };
+}
+
 export function connectionType<Node>(name: string, nodeType: Parameters<typeof builder.objectRef<Node>>[0] | any, facets?: FacetsDefinition) {
   const edge = builder.objectRef<{ cursor: string; node: Node }>(`${name}Edge`).implement({
     fields: (t) => ({

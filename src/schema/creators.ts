@@ -10,7 +10,7 @@ import { expandCategoryIds } from '../store/categories.js';
 import { countCreators, creatorFacets, creatorsById, searchCreators } from '../store/creators.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
-import { connectionType, searchConnection } from './connection.js';
+import { connectionType, pageArgs, searchConnection } from './connection.js';
 import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
 import { platformKey } from './loaders.js';
@@ -99,11 +99,7 @@ builder.queryField('creators', (t) =>
     args: {
       filter: t.arg({ type: CreatorFilter }),
       sortBy: t.arg({ type: CreatorSort }),
-      first: t.arg.int(),
-      last: t.arg.int(),
-      after: t.arg.string(),
-      before: t.arg.string(),
-      offset: t.arg.int(),
+      ...pageArgs(t.arg),
     },
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(creatorsArgs, rawArgs);

@@ -6,7 +6,7 @@ import { valueFacetArgs } from '../inputs/facets.js';
 import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
 import { countLiveStreams, liveStreamFacets, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
 import { builder } from './builder.js';
-import { connectionType, searchConnection } from './connection.js';
+import { connectionType, cursorArgs, searchConnection } from './connection.js';
 import { facetsType, requestedFacets } from './facets.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
 
@@ -51,10 +51,7 @@ builder.queryField('liveStreams', (t) =>
     description: 'Live-stream search, viewer count descending then id (REST: POST /api/v1/twitch/search/live); 1 quota unit',
     args: {
       filter: t.arg({ type: LiveStreamFilter }),
-      first: t.arg.int(),
-      last: t.arg.int(),
-      after: t.arg.string(),
-      before: t.arg.string(),
+      ...cursorArgs(t.arg),
     },
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(liveStreamsArgs, rawArgs);

@@ -8,7 +8,7 @@ import { channelVideoFilterShape, channelVideosArgs, defaultVideoSort, videoFilt
 import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
-import { connectionType, searchConnection } from './connection.js';
+import { connectionType, pageArgs, searchConnection } from './connection.js';
 import type { Context } from './context.js';
 import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
@@ -59,11 +59,7 @@ ChannelType.implement({
       args: {
         filter: t.arg({ type: ChannelVideoFilter }),
         sortBy: t.arg({ type: VideoSort }),
-        first: t.arg.int(),
-        last: t.arg.int(),
-        after: t.arg.string(),
-        before: t.arg.string(),
-        offset: t.arg.int(),
+        ...pageArgs(t.arg),
       },
       resolve: (channel, rawArgs, ctx, info) => {
         const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
@@ -139,11 +135,7 @@ builder.queryField('videos', (t) =>
     args: {
       filter: t.arg({ type: VideoFilter }),
       sortBy: t.arg({ type: VideoSort }),
-      first: t.arg.int(),
-      last: t.arg.int(),
-      after: t.arg.string(),
-      before: t.arg.string(),
-      offset: t.arg.int(),
+      ...pageArgs(t.arg),
     },
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(videosArgs, rawArgs);
