@@ -161,7 +161,7 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
       `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
     '- service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key;',
-    '  PostGraphile v4 library mode + connection-filter (relations on), query log off, on node:http;',
+    '  PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http;',
     '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
     `- Equivalence check before timing: ${facts.checked}.`,
     '',
