@@ -1,6 +1,7 @@
 // Before anything is timed: the first sessions of each workload run on all three systems, one page
 // at a time, and every page must agree: the same total, the same ids in the same order, and (for
-// cursor sessions) the same answer to "is there a next page". The floor is the reference.
+// cursor sessions) the same answer to "is there a next page", and the same nested answers and
+// facets (PageResult.detail). The floor is the reference.
 import type { SystemClient, SystemName } from './clients.js';
 import { fetchPage, runSession, type HttpClient } from './load.js';
 import type { PageResult, Session } from './specs.js';
@@ -8,6 +9,8 @@ import type { PageResult, Session } from './specs.js';
 export interface Target {
   client: SystemClient;
   http: HttpClient;
+  /** Statements the system has sent to PostgreSQL so far (BENCH_COUNT_STATEMENTS=1), else absent. */
+  statements?: () => number;
 }
 
 export interface Mismatch {
@@ -24,16 +27,23 @@ export interface CheckOutcome {
   sessions: number;
   pages: number;
   mismatches: Mismatch[];
+  /** Statements each counted system sent for each page it answered, in order (pages run one at a time). */
+  statements: Partial<Record<SystemName, number[]>>;
 }
 
 type Pages = PageResult[] | { error: string };
 
-async function pagesOf(target: Target, session: Session): Promise<Pages> {
+async function pagesOf(target: Target, session: Session, statements: number[] | undefined): Promise<Pages> {
   const pages: PageResult[] = [];
   try {
     await runSession(
       session,
-      (step, cursor) => fetchPage(target.http, target.client, session, step, cursor),
+      async (step, cursor) => {
+        const before = target.statements?.();
+        const page = await fetchPage(target.http, target.client, session, step, cursor);
+        if (before !== undefined) statements?.push(target.statements!() - before);
+        return page;
+      },
       (_step, result) => pages.push(result) > 0,
     );
     return pages;
@@ -44,6 +54,14 @@ async function pagesOf(target: Target, session: Session): Promise<Pages> {
 
 const summary = (page: PageResult | undefined) =>
   page ? `total ${page.total ?? '–'}, ${page.ids.length} ids [${page.ids.slice(0, 3).join(', ')}${page.ids.length > 3 ? ', …' : ''}], next page: ${page.next !== null}` : 'no such page';
+
+/** Where two canonical JSON texts part, with some context on each side. */
+function firstTextDifference(reference: string, other: string): string {
+  let at = 0;
+  while (at < reference.length && reference[at] === other[at]) at++;
+  const around = (text: string) => text.slice(Math.max(0, at - 60), at + 60);
+  return `…${around(other)}… instead of …${around(reference)}…`;
+}
 
 /** The first page where `other` departs from `reference`, described; null when they agree. */
 function firstDifference(reference: PageResult[], other: PageResult[]): { page: number; detail: string } | null {
@@ -58,6 +76,7 @@ function firstDifference(reference: PageResult[], other: PageResult[]): { page: 
       return { page: i + 1, detail: `ids differ from position ${k + 1}: ${b.ids[k] ?? '(none)'} instead of ${a.ids[k] ?? '(none)'}` };
     }
     if ((a.next === null) !== (b.next === null)) return { page: i + 1, detail: `next page ${b.next !== null} instead of ${a.next !== null}` };
+    if (a.detail !== b.detail) return { page: i + 1, detail: `nested answers or facets differ: ${firstTextDifference(a.detail ?? '', b.detail ?? '')}` };
   }
   return null;
 }
@@ -79,11 +98,12 @@ export async function checkSessions(
   sessionAt: (index: number) => Session,
   samples: number,
 ): Promise<CheckOutcome> {
-  const outcome: CheckOutcome = { sessions: 0, pages: 0, mismatches: [] };
+  const outcome: CheckOutcome = { sessions: 0, pages: 0, mismatches: [], statements: {} };
+  for (const name of Object.keys(targets) as SystemName[]) if (targets[name].statements) outcome.statements[name] = [];
   for (let index = 0; index < samples && outcome.pages < samples * 10; index++) {
     const session = sessionAt(index);
     const results = {} as Record<SystemName, Pages>;
-    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name], session);
+    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name], session, outcome.statements[name]);
     outcome.sessions++;
     const reference = results.floor;
     if (!Array.isArray(reference)) {

@@ -2,16 +2,21 @@
 // service: the contract's REST routes (or its GraphQL where the workload says so), raw key header;
 // postgraphile: its generated allX connections with the connection-filter plugin's `filter`;
 // floor: the floor server's JSON (floor-server.ts).
+import { encodeGlobalId } from '../src/domain/global-ids.js';
 import { toSnake } from '../src/rest/codecs.js';
 import type { FloorRequest, FloorResponse } from './floor-server.js';
 import {
   dayBounds,
   expandCategoryIds,
+  facetOrder,
   GENDER_CODES,
+  GENDER_NAMES,
   VIDEO_TYPE_CODES,
   type Category,
   type CreatorFilter,
   type LiveFilter,
+  type NodeRef,
+  type NodeType,
   type PageResult,
   type Session,
   type VideoFilter,
@@ -48,6 +53,41 @@ function graphqlData(body: unknown): Json {
   return data;
 }
 
+// ---- what the graph workloads must agree on, spelled once for all three systems ------------
+
+interface NestedVideos {
+  total: number;
+  videos: { videoId: string; title: string }[];
+}
+/** A page of videos with each one's channel's first videos: ids, and the nested totals and pages as detail. */
+const videoChannelsResult = (page: { videoId: string; nested: NestedVideos }[]): PageResult => ({
+  total: null,
+  ids: page.map((v) => v.videoId),
+  next: null,
+  detail: JSON.stringify(page.map(({ nested }) => [nested.total, nested.videos.map((v) => [v.videoId, v.title])])),
+});
+
+type Counted = { value: string; count: number }[];
+/** Facets as the service spells and orders them; the histogram as its bucket counts in order. */
+const facetsDetail = (facets: { country: Counted; gender: Counted; followers: number[] }) =>
+  JSON.stringify({ country: facets.country.map((f) => [f.value, f.count]), gender: facets.gender.map((f) => [f.value, f.count]), followers: facets.followers });
+
+/** A lookup's answer as `<type>:<key>` in the order asked, `null` where nothing was found. */
+const refText = (ref: NodeRef | null) => (ref ? `${ref.type}:${ref.key}` : 'null');
+
+/** The distinct keys of each type among `refs`. */
+function keysByType(refs: readonly NodeRef[]): Record<NodeType, string[]> {
+  const keys: Record<NodeType, Set<string>> = { Creator: new Set(), Channel: new Set(), Video: new Set() };
+  for (const ref of refs) keys[ref.type].add(ref.key);
+  return { Creator: [...keys.Creator], Channel: [...keys.Channel], Video: [...keys.Video] };
+}
+
+/** `refs` answered from the keys each type found: what a client does with per-type batches. */
+function inAskedOrder(refs: readonly NodeRef[], found: Record<NodeType, Iterable<string>>): PageResult {
+  const sets = { Creator: new Set(found.Creator), Channel: new Set(found.Channel), Video: new Set(found.Video) };
+  return { total: null, ids: refs.map((ref) => refText(sets[ref.type].has(ref.key) ? ref : null)), next: null };
+}
+
 // ---- the service ----------------------------------------------------------------------------
 
 const CREATOR_NODE = `userId username fullName avatar country gender followerCount isVerified
@@ -71,6 +111,29 @@ const SERVICE_CREATORS_WALK = `query BenchCreatorWalk($filter: CreatorFilter, $s
 const SERVICE_VIDEOS = `query BenchVideos($filter: VideoFilter, $first: Int, $offset: Int) {
   videos(filter: $filter, sortBy: NEWEST, first: $first, offset: $offset) { totalCount nodes { ${VIDEO_NODE} } }
 }`;
+
+const SERVICE_VIDEO_CHANNELS = `query BenchVideoChannels($filter: VideoFilter, $first: Int, $nested: Int) {
+  videos(filter: $filter, sortBy: NEWEST, first: $first) { nodes { videoId channel { videos(first: $nested, sortBy: NEWEST) { totalCount nodes { videoId title } } } } }
+}`;
+const SERVICE_CREATOR_FACETS = `query BenchCreatorFacets($filter: CreatorFilter, $sortBy: CreatorSort, $first: Int, $edges: [SafeInt!]!) {
+  creators(filter: $filter, sortBy: $sortBy, first: $first) {
+    totalCount
+    facets { country { value count } gender { value count } followerCount(edges: $edges) { min max count } }
+    nodes { ${CREATOR_NODE} }
+  }
+}`;
+const SERVICE_NODES = `query BenchNodes($ids: [ID!]!) {
+  nodes(ids: $ids) { id ... on Creator { userId } ... on Channel { channelId } ... on Video { videoId } }
+}`;
+
+const globalId = (ref: NodeRef) =>
+  encodeGlobalId(
+    ref.type === 'Creator' ? { type: 'Creator', platform: 'twitter', userId: ref.key } : ref.type === 'Channel' ? { type: 'Channel', channelId: ref.key } : { type: 'Video', videoId: ref.key },
+  );
+
+/** A service node back to what was asked: its type from the key field it has. */
+const serviceRef = (node: Json | null): NodeRef | null =>
+  !node ? null : node.userId !== undefined ? { type: 'Creator', key: node.userId } : node.channelId !== undefined ? { type: 'Channel', key: node.channelId } : { type: 'Video', key: node.videoId };
 
 /** A filter in the REST body's wire format: snake_case, integer codes, lowercase enums. */
 function restBody(filter: CreatorFilter | VideoFilter | LiveFilter): Record<string, unknown> {
@@ -103,6 +166,12 @@ export function serviceClient(key: string): SystemClient {
         case 'videos':
           if (session.door === 'graphql') return graphql(SERVICE_VIDEOS, { filter: session.filter, first: session.pageSize, offset: step * session.pageSize });
           return { path: '/api/v1/search/youtube/video', body: JSON.stringify({ ...restBody(session.filter), ...page }) };
+        case 'videoChannels':
+          return graphql(SERVICE_VIDEO_CHANNELS, { filter: session.filter, first: session.pageSize, nested: session.nestedFirst });
+        case 'creatorFacets':
+          return graphql(SERVICE_CREATOR_FACETS, { filter: session.filter, sortBy: session.sort, first: session.pageSize, edges: session.edges });
+        case 'nodes':
+          return graphql(SERVICE_NODES, { ids: session.refs.map(globalId) });
         case 'live':
           return {
             path: '/api/v1/twitch/search/live',
@@ -111,6 +180,21 @@ export function serviceClient(key: string): SystemClient {
       }
     },
     parse(session, body) {
+      if (session.kind === 'videoChannels') {
+        const nodes = graphqlData(body).videos.nodes as Json[];
+        return videoChannelsResult(nodes.map((n) => ({ videoId: n.videoId, nested: { total: n.channel.videos.totalCount, videos: n.channel.videos.nodes } })));
+      }
+      if (session.kind === 'creatorFacets') {
+        const connection = graphqlData(body).creators as Json;
+        const { country, gender, followerCount } = connection.facets as { country: Counted; gender: Counted; followerCount: { count: number }[] };
+        return {
+          total: connection.totalCount,
+          ids: (connection.nodes as Json[]).map((n) => n.userId),
+          next: null,
+          detail: facetsDetail({ country, gender, followers: followerCount.map((b) => b.count) }),
+        };
+      }
+      if (session.kind === 'nodes') return { total: null, ids: (graphqlData(body).nodes as (Json | null)[]).map((n) => refText(serviceRef(n))), next: null };
       if (session.kind === 'live') {
         const { data } = body as { data: { more: boolean; offset: string; data: Json[] } };
         return { total: null, ids: data.data.map((s) => s.id), next: data.more ? data.offset : null };
@@ -151,6 +235,28 @@ const PG_VIDEOS = `query BenchVideos($filter: VideoFilter, $first: Int, $offset:
 }`;
 const PG_LIVE = `query BenchLive($filter: LiveStreamFilter, $first: Int, $after: Cursor) {
   allLiveStreams(filter: $filter, orderBy: [VIEWER_COUNT_DESC, ID_DESC], first: $first, after: $after) { pageInfo { hasNextPage endCursor } nodes { id userId userLogin userName gameId gameName type title viewerCount startedAt language thumbnailUrl tags isMature lastUpdateAt } }
+}`;
+
+const PG_ORDER_NEWEST = '[CREATE_AT_DESC, VIDEO_ID_DESC]';
+const PG_VIDEO_CHANNELS = `query BenchVideoChannels($filter: VideoFilter, $first: Int, $nested: Int) {
+  allVideos(filter: $filter, orderBy: ${PG_ORDER_NEWEST}, first: $first) {
+    nodes { videoId channelByChannelId { videosByChannelId(first: $nested, orderBy: ${PG_ORDER_NEWEST}) { totalCount nodes { videoId title } } } }
+  }
+}`;
+/** The facets document for a histogram of `buckets` buckets: one aliased count per bucket. */
+const pgCreatorFacets = (buckets: number) => `query BenchCreatorFacets($filter: CreatorFilter, $orderBy: [CreatorsOrderBy!], $first: Int${Array.from({ length: buckets }, (_, i) => `, $b${i}: CreatorFilter`).join('')}) {
+  allCreators(filter: $filter, orderBy: $orderBy, first: $first) {
+    totalCount
+    country: groupedAggregates(groupBy: [COUNTRY]) { keys distinctCount { userId } }
+    gender: groupedAggregates(groupBy: [GENDER]) { keys distinctCount { userId } }
+    nodes { ${PG_CREATOR_NODE} }
+  }
+${Array.from({ length: buckets }, (_, i) => `  b${i}: allCreators(filter: $b${i}) { totalCount }`).join('\n')}
+}`;
+const PG_NODES = `query BenchNodes($creators: CreatorFilter, $channels: ChannelFilter, $videos: VideoFilter) {
+  allCreators(filter: $creators) { nodes { nodeId userId } }
+  allChannels(filter: $channels) { nodes { nodeId channelId } }
+  allVideos(filter: $videos) { nodes { nodeId videoId } }
 }`;
 
 // bigint and numeric columns are strings in PostGraphile v4 (BigInt, BigFloat); int columns are Int.
@@ -210,6 +316,16 @@ function pgLiveFilter(filter: LiveFilter): Json {
   });
 }
 
+/** The histogram's buckets as filters: (−∞, e0), [e0, e1), …, [en, +∞), one more than the edges. */
+const pgBuckets = (edges: readonly number[]): Json[] =>
+  Array.from({ length: edges.length + 1 }, (_, i) => ({
+    followerCount: defined({ greaterThanOrEqualTo: i > 0 ? String(edges[i - 1]) : undefined, lessThan: i < edges.length ? String(edges[i]) : undefined }),
+  }));
+
+/** A grouped count of pg-aggregates as the service's facet. */
+const pgFacet = (groups: { keys: string[]; distinctCount: { userId: string } }[], spell: (key: string) => string = (key) => key): Counted =>
+  facetOrder(groups.map((g) => ({ value: spell(g.keys[0]), count: Number(g.distinctCount.userId) })));
+
 const PG_CREATOR_ORDER = { FOLLOWER_COUNT: ['FOLLOWER_COUNT_DESC', 'USER_ID_DESC'], ENGAGEMENT_RATE: ['AVG_ENGAGEMENT_RATE_DESC', 'USER_ID_DESC'] };
 
 export function postgraphileClient(taxonomy: readonly Category[]): SystemClient {
@@ -226,11 +342,51 @@ export function postgraphileClient(taxonomy: readonly Category[]): SystemClient 
         }
         case 'videos':
           return graphql(PG_VIDEOS, { filter: orNothing(pgVideoFilter(session.filter)), first: session.pageSize, offset: step * session.pageSize });
+        case 'videoChannels':
+          return graphql(PG_VIDEO_CHANNELS, { filter: orNothing(pgVideoFilter(session.filter)), first: session.pageSize, nested: session.nestedFirst });
+        case 'creatorFacets': {
+          const filter = pgCreatorFilter(session.filter, taxonomy);
+          const buckets = Object.fromEntries(pgBuckets(session.edges).map((bucket, i) => [`b${i}`, { and: [filter, bucket] }]));
+          return graphql(pgCreatorFacets(session.edges.length + 1), { filter, orderBy: PG_CREATOR_ORDER[session.sort], first: session.pageSize, ...buckets });
+        }
+        case 'nodes': {
+          const keys = keysByType(session.refs);
+          return graphql(PG_NODES, {
+            creators: { platform: { equalTo: 'twitter' }, userId: { in: keys.Creator } },
+            channels: { channelId: { in: keys.Channel } },
+            videos: { videoId: { in: keys.Video } },
+          });
+        }
         case 'live':
           return graphql(PG_LIVE, { filter: orNothing(pgLiveFilter(session.filter)), first: session.pageSize, after: cursor });
       }
     },
     parse(session, body) {
+      if (session.kind === 'videoChannels') {
+        const nodes = graphqlData(body).allVideos.nodes as Json[];
+        return videoChannelsResult(
+          nodes.map((n) => ({ videoId: n.videoId, nested: { total: n.channelByChannelId.videosByChannelId.totalCount, videos: n.channelByChannelId.videosByChannelId.nodes } })),
+        );
+      }
+      if (session.kind === 'creatorFacets') {
+        const data = graphqlData(body);
+        const connection = data.allCreators as Json;
+        return {
+          total: connection.totalCount,
+          ids: (connection.nodes as Json[]).map((n) => n.userId),
+          next: null,
+          detail: facetsDetail({
+            country: pgFacet(connection.country),
+            gender: pgFacet(connection.gender, (code) => GENDER_NAMES[Number(code)]),
+            followers: Array.from({ length: session.edges.length + 1 }, (_, i) => data[`b${i}`].totalCount as number),
+          }),
+        };
+      }
+      if (session.kind === 'nodes') {
+        const data = graphqlData(body);
+        const keys = (root: string, field: string) => (data[root].nodes as Json[]).map((n) => n[field] as string);
+        return inAskedOrder(session.refs, { Creator: keys('allCreators', 'userId'), Channel: keys('allChannels', 'channelId'), Video: keys('allVideos', 'videoId') });
+      }
       const root = { creators: 'allCreators', videos: 'allVideos', live: 'allLiveStreams' }[session.kind];
       const idOf = { creators: 'userId', videos: 'videoId', live: 'id' }[session.kind];
       const connection = graphqlData(body)[root] as Json;
@@ -264,11 +420,42 @@ export function floorClient(): SystemClient {
         case 'live':
           request = { kind: 'live', filter: session.filter, pageSize: session.pageSize, after: cursor };
           break;
+        case 'videoChannels':
+          request = { kind: 'videoChannels', filter: session.filter, pageSize: session.pageSize, nestedFirst: session.nestedFirst };
+          break;
+        case 'creatorFacets':
+          request = { kind: 'creatorFacets', filter: session.filter, sort: session.sort, pageSize: session.pageSize, edges: session.edges };
+          break;
+        case 'nodes':
+          request = { kind: 'nodes', keys: keysByType(session.refs) };
+          break;
       }
       return { path: `/${session.kind}`, body: JSON.stringify(request) };
     },
     parse(session, body) {
       const answer = body as FloorResponse;
+      if (session.kind === 'videoChannels') {
+        return videoChannelsResult(
+          answer.items.map((item) => ({
+            videoId: item.video_id as string,
+            nested: { total: item.total as number, videos: (item.videos as Json[]).map((v) => ({ videoId: v.video_id, title: v.title })) },
+          })),
+        );
+      }
+      if (session.kind === 'creatorFacets') {
+        const facets = answer.facets!;
+        return {
+          total: answer.total!,
+          ids: answer.items.map((item) => item.user_id as string),
+          next: null,
+          detail: facetsDetail({
+            country: facetOrder(facets.country),
+            gender: facetOrder(facets.gender.map((g) => ({ value: GENDER_NAMES[g.value], count: g.count }))),
+            followers: facets.followers,
+          }),
+        };
+      }
+      if (session.kind === 'nodes') return inAskedOrder(session.refs, answer.found!);
       const idOf = { creators: 'user_id', videos: 'video_id', live: 'id' }[session.kind];
       return { total: answer.total ?? null, ids: answer.items.map((item) => item[idOf] as string), next: answer.next ?? null };
     },

@@ -20,6 +20,8 @@ const benchEnv = z.object({
   BENCH_ALLOW_MISMATCH: z.enum(['0', '1']).default('0'),
   /** 1: stop after the equivalence check (a quick "do they still agree?"). */
   BENCH_CHECK_ONLY: z.enum(['0', '1']).default('0'),
+  /** 1: count each system's statements through a relay (statement-counter.ts) during the check. */
+  BENCH_COUNT_STATEMENTS: z.enum(['0', '1']).default('0'),
   BENCH_SEED: z.string().min(1).default('bench'),
   /** Comma-separated workload ids (workloads.ts); all when unset. */
   BENCH_WORKLOADS: z.string().optional(),
@@ -44,6 +46,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
     checkSamples: e.BENCH_CHECK_SAMPLES,
     allowMismatch: e.BENCH_ALLOW_MISMATCH === '1',
     checkOnly: e.BENCH_CHECK_ONLY === '1',
+    countStatements: e.BENCH_COUNT_STATEMENTS === '1',
     seed: e.BENCH_SEED,
     workloads: e.BENCH_WORKLOADS ? e.BENCH_WORKLOADS.split(',').map((id) => id.trim()).filter(Boolean) : null,
     poolSize: e.BENCH_POOL_SIZE,

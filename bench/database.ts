@@ -81,6 +81,8 @@ export async function prepareDatabase(url: string, wanted: Scale): Promise<Scale
 }
 
 const SAMPLED_ROWS = 400;
+/** Keys of each type that `nodes` sessions draw from. */
+const SAMPLED_KEYS = 5_000;
 
 export async function readVocabulary(url: string): Promise<Vocabulary> {
   return withClient(url, async (client) => {
@@ -88,6 +90,7 @@ export async function readVocabulary(url: string): Promise<Vocabulary> {
       (await client.query<{ value: string; n: number }>(sql)).rows.map((r): [string, number] => [r.value, r.n]);
     // md5 of the id: a sample that is the same on every run, whatever the physical row order.
     const texts = async (sql: string) => (await client.query<{ a: string; b: string }>(sql)).rows.flatMap((r) => [r.a, r.b]).filter(Boolean);
+    const keys = async (sql: string) => (await client.query<{ key: string }>(sql)).rows.map((r) => r.key);
     const days = async (sql: string) => {
       const { rows } = await client.query<{ first: string; last: string }>(sql);
       return rows[0];
@@ -106,6 +109,11 @@ export async function readVocabulary(url: string): Promise<Vocabulary> {
         to_char(max(create_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS last FROM videos`),
       liveLanguages: await weighted(`SELECT language AS value, count(*)::int AS n FROM live_streams GROUP BY 1 ORDER BY 1`),
       liveGames: await weighted(`SELECT game_id AS value, count(*)::int AS n FROM live_streams GROUP BY 1 ORDER BY 1`),
+      nodeKeys: {
+        Creator: await keys(`SELECT user_id AS key FROM creators WHERE platform = 'twitter' ORDER BY md5(user_id) LIMIT ${SAMPLED_KEYS}`),
+        Channel: await keys(`SELECT channel_id AS key FROM channels ORDER BY md5(channel_id) LIMIT ${SAMPLED_KEYS}`),
+        Video: await keys(`SELECT video_id AS key FROM videos ORDER BY md5(video_id) LIMIT ${SAMPLED_KEYS}`),
+      },
     };
   });
 }

@@ -6,22 +6,30 @@
 // independent oracle the bench's equivalence check compares the service against.
 //
 // Env: DATABASE_URL, PORT (0 = any free port), HOST, POOL_SIZE (default 10, the service's own).
-// POST /creators | /videos | /live with a FloorRequest; prints "listening on <url>" when ready.
+// POST /creators | /videos | /live | /videoChannels | /creatorFacets | /nodes with a FloorRequest;
+// prints "listening on <url>" when ready.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { dayBounds, expandCategoryIds, GENDER_CODES, VIDEO_TYPE_CODES, type Category, type CreatorFilter, type CreatorSort, type LiveFilter, type VideoFilter } from './specs.js';
+import { dayBounds, expandCategoryIds, GENDER_CODES, VIDEO_TYPE_CODES, type Category, type CreatorFilter, type CreatorSort, type LiveFilter, type NodeType, type VideoFilter } from './specs.js';
 
 export type FloorRequest =
   | { kind: 'creators'; filter: CreatorFilter; sort: CreatorSort; pageSize: number; page?: number; after?: string | null; total: boolean }
   | { kind: 'videos'; filter: VideoFilter; pageSize: number; page: number; total: boolean }
-  | { kind: 'live'; filter: LiveFilter; pageSize: number; after?: string | null };
+  | { kind: 'live'; filter: LiveFilter; pageSize: number; after?: string | null }
+  | { kind: 'videoChannels'; filter: VideoFilter; pageSize: number; nestedFirst: number }
+  | { kind: 'creatorFacets'; filter: CreatorFilter; sort: CreatorSort; pageSize: number; edges: number[] }
+  | { kind: 'nodes'; keys: Record<NodeType, string[]> };
 
 export interface FloorResponse {
   items: Record<string, unknown>[];
   total?: number;
   /** Keyset pages: the cursor of the next page, null at the end. */
   next?: string | null;
+  /** creatorFacets: grouped counts (gender as its code) and the histogram's bucket counts in order. */
+  facets?: { country: { value: string; count: number }[]; gender: { value: number; count: number }[]; followers: number[] };
+  /** nodes: the keys found, by type. */
+  found?: Record<NodeType, string[]>;
 }
 
 /** A WHERE clause under construction: conditions joined by AND, values bound as $1, $2, … */
@@ -164,6 +172,68 @@ function liveWhere(filter: LiveFilter): Where {
   return where;
 }
 
+/**
+ * A page of videos, each with its channel's first videos and their count, in one statement:
+ *   SELECT p.video_id, (SELECT count(*) … channel) AS total, (SELECT json_agg(…) FROM (… LIMIT n)) AS videos
+ *   FROM (<the video page>) p
+ */
+async function videoChannels(pool: pg.Pool, request: Extract<FloorRequest, { kind: 'videoChannels' }>): Promise<FloorResponse> {
+  const { where, channelFiltered } = videoWhere(request.filter);
+  const nested = where.bind(request.nestedFirst);
+  const { rows } = await pool.query(
+    `SELECT p.video_id,
+       (SELECT count(*)::int FROM videos x WHERE x.channel_id = p.channel_id) AS total,
+       (SELECT coalesce(json_agg(json_build_object('video_id', y.video_id, 'title', y.title) ORDER BY y.create_at DESC, y.video_id DESC), '[]')
+          FROM (SELECT video_id, title, create_at FROM videos WHERE channel_id = p.channel_id ORDER BY create_at DESC, video_id DESC LIMIT ${nested}) y) AS videos
+     FROM (SELECT v.video_id, v.channel_id, v.create_at FROM ${channelFiltered ? VIDEOS_WITH_CHANNEL : 'videos v'} ${where.sql()}
+           ORDER BY v.create_at DESC, v.video_id DESC LIMIT ${request.pageSize}) p
+     ORDER BY p.create_at DESC, p.video_id DESC`,
+    where.values,
+  );
+  return { items: rows };
+}
+
+/**
+ * The creator page and its total (as `page`), beside them, on the same WHERE:
+ *   SELECT country, count(*) … GROUP BY country;   SELECT gender, count(*) … GROUP BY gender
+ *   SELECT width_bucket(follower_count, $edges), count(*) … GROUP BY 1
+ */
+async function creatorFacets(pool: pg.Pool, taxonomy: readonly Category[], request: Extract<FloorRequest, { kind: 'creatorFacets' }>): Promise<FloorResponse> {
+  const where = creatorWhere(request.filter, taxonomy);
+  const grouped = (column: string) => pool.query(`SELECT ${column} AS value, count(*)::int AS count FROM creators ${where.sql()} GROUP BY 1`, where.values);
+  const histogram = where.copy();
+  const edges = histogram.bind(request.edges);
+  const statements = [
+    grouped('country'),
+    grouped('gender'),
+    pool.query(`SELECT width_bucket(follower_count, ${edges}::bigint[]) AS bucket, count(*)::int AS count FROM creators ${histogram.sql()} GROUP BY 1`, histogram.values),
+  ];
+  for (const statement of statements) statement.catch(() => {});
+  const response = await page(
+    pool,
+    { select: CREATOR_COLUMNS, from: 'creators', countFrom: 'creators', key: CREATOR_SORT_COLUMN[request.sort], id: 'user_id', where },
+    { pageSize: request.pageSize, page: 1, total: true },
+  );
+  const [country, gender, buckets] = await Promise.all(statements);
+  const followers = new Array<number>(request.edges.length + 1).fill(0);
+  for (const row of buckets.rows as { bucket: number; count: number }[]) followers[row.bucket] = row.count;
+  response.facets = { country: country.rows, gender: gender.rows, followers };
+  return response;
+}
+
+const NODE_READS: Record<NodeType, string> = {
+  Creator: `SELECT user_id AS key FROM creators WHERE platform = 'twitter' AND user_id = ANY($1)`,
+  Channel: 'SELECT channel_id AS key FROM channels WHERE channel_id = ANY($1)',
+  Video: 'SELECT video_id AS key FROM videos WHERE video_id = ANY($1)',
+};
+
+/** Lookups: one `= ANY($1)` read per type, side by side; the client puts them in the order asked. */
+async function nodes(pool: pg.Pool, request: Extract<FloorRequest, { kind: 'nodes' }>): Promise<FloorResponse> {
+  const types = Object.keys(NODE_READS) as NodeType[];
+  const found = await Promise.all(types.map((type) => pool.query<{ key: string }>(NODE_READS[type], [request.keys[type]])));
+  return { items: [], found: Object.fromEntries(types.map((type, i) => [type, found[i].rows.map((r) => r.key)])) as Record<NodeType, string[]> };
+}
+
 function answer(pool: pg.Pool, taxonomy: readonly Category[], request: FloorRequest): Promise<FloorResponse> {
   switch (request.kind) {
     case 'creators':
@@ -193,6 +263,12 @@ function answer(pool: pg.Pool, taxonomy: readonly Category[], request: FloorRequ
         { select: '*', from: 'live_streams', countFrom: 'live_streams', key: 'viewer_count', id: 'id', where: liveWhere(request.filter) },
         { pageSize: request.pageSize, after: request.after, total: false },
       );
+    case 'videoChannels':
+      return videoChannels(pool, request);
+    case 'creatorFacets':
+      return creatorFacets(pool, taxonomy, request);
+    case 'nodes':
+      return nodes(pool, request);
   }
 }
 
@@ -213,7 +289,7 @@ async function main(): Promise<void> {
   pool.on('error', () => {});
   // A hand-written endpoint would keep the small taxonomy in memory to expand level-2 ids.
   const taxonomy = (await pool.query('SELECT id, parent_id AS "parentId", level FROM categories')).rows as Category[];
-  const kinds = new Set(['creators', 'videos', 'live']);
+  const kinds = new Set(['creators', 'videos', 'live', 'videoChannels', 'creatorFacets', 'nodes']);
   const server = createServer((request, response) => {
     const kind = request.url?.slice(1) ?? '';
     if (request.method !== 'POST' || !kinds.has(kind)) return send(response, 404, { error: 'not found' });

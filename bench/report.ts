@@ -9,6 +9,28 @@ import type { Workload } from './workloads.js';
 export interface WorkloadResult {
   workload: Workload;
   measured: Record<SystemName, Measurement>;
+  /** Statements per request in the check (BENCH_COUNT_STATEMENTS=1), by system. */
+  statements?: Partial<Record<SystemName, number[]>>;
+}
+
+/** Median statements per request and their range, e.g. `2 (2–3)`; `–` where not counted. */
+export function statementsSummary(counts: number[] | undefined): string {
+  if (!counts?.length) return '–';
+  const sorted = [...counts].sort((a, b) => a - b);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  return sorted[0] === sorted.at(-1) ? String(median) : `${median} (${sorted[0]}–${sorted.at(-1)})`;
+}
+
+const statementsCell = (statements: WorkloadResult['statements']) =>
+  (['service', 'postgraphile', 'floor'] as const).map((s) => statementsSummary(statements?.[s])).join(' / ');
+
+/** Statements per request alone, for a run that only checks (BENCH_CHECK_ONLY=1). */
+export function statementsTable(rows: { workload: Workload; statements: WorkloadResult['statements'] }[]): string {
+  return [
+    row(['workload', 'statements per request, median (range): service / PostGraphile / floor']),
+    '|---|---|',
+    ...rows.map((r) => row([r.workload.name, statementsCell(r.statements)])),
+  ].join('\n');
 }
 
 const LABEL: Record<SystemName, string> = { service: 'service', postgraphile: 'PostGraphile', floor: 'floor' };
@@ -21,13 +43,15 @@ const count = (n: number) => n.toLocaleString('en-US');
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
 function throughputTable(results: WorkloadResult[]): string {
+  const counted = results.some((r) => r.statements);
   const header = row([
     'workload',
     ...(['service', 'postgraphile', 'floor'] as const).flatMap((s) => [`${LABEL[s]} req/s`, `${LABEL[s]} p50 / p99 ms`]),
     'service / PostGraphile',
     'service / floor',
+    ...(counted ? ['statements per request: service / PostGraphile / floor'] : []),
   ]);
-  const lines = results.map(({ workload, measured: m }) =>
+  const lines = results.map(({ workload, measured: m, statements }) =>
     row([
       workload.name,
       perSecond(m.service),
@@ -38,9 +62,10 @@ function throughputTable(results: WorkloadResult[]): string {
       latency(m.floor),
       fixed(rate(m.service) / rate(m.postgraphile), 2),
       fixed(rate(m.service) / rate(m.floor), 2),
+      ...(counted ? [statementsCell(statements)] : []),
     ]),
   );
-  return [header, `|${'---|'.repeat(9)}`, ...lines].join('\n');
+  return [header, `|${'---|'.repeat(counted ? 10 : 9)}`, ...lines].join('\n');
 }
 
 /** Where the CPU went per request: the generator itself, the server process, the whole machine. */
@@ -136,7 +161,7 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
       `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
     '- service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key;',
-    '  PostGraphile v4 library mode + connection-filter (relations on), query log off, on node:http;',
+    '  PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http;',
     '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
     `- Equivalence check before timing: ${facts.checked}.`,
     '',

@@ -9,7 +9,8 @@ import { loadBenchConfig } from './config.js';
 import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
 import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
 import type { Session } from './specs.js';
-import { describeRows, resultSections, writeResults, type WorkloadResult } from './report.js';
+import { describeRows, resultSections, statementsTable, writeResults, type WorkloadResult } from './report.js';
+import { startStatementCounter, type StatementCounter } from './statement-counter.js';
 import { createServiceKey, ROOT, runCommand, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
 import { sessionSequence, workloads as allWorkloads, type Vocabulary, type Workload } from './workloads.js';
 
@@ -50,12 +51,22 @@ async function main(): Promise<number> {
   log('starting the service, PostGraphile and the floor');
   const running: RunningSystem[] = [];
   const https: HttpClient[] = [];
+  const relays: StatementCounter[] = [];
   try {
     // Settled one by one, so whichever started is stopped below even if another failed.
+    // With BENCH_COUNT_STATEMENTS=1 each system reaches PostgreSQL through its own counting relay.
+    const counters = {} as Record<SystemName, StatementCounter>;
+    if (config.countStatements) {
+      for (const name of SYSTEM_NAMES) {
+        counters[name] = await startStatementCounter(config.databaseUrl);
+        relays.push(counters[name]);
+      }
+    }
+    const urlOf = (name: SystemName) => counters[name]?.url ?? config.databaseUrl;
     const started = await Promise.allSettled([
-      startService(config.databaseUrl),
-      startPostgraphile(config.databaseUrl, config.poolSize),
-      startFloor(config.databaseUrl, config.poolSize),
+      startService(urlOf('service')),
+      startPostgraphile(urlOf('postgraphile'), config.poolSize),
+      startFloor(urlOf('floor'), config.poolSize),
     ]);
     for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
@@ -70,12 +81,13 @@ async function main(): Promise<number> {
     for (const name of SYSTEM_NAMES) {
       const http = new HttpClient(systems[name].url, config.concurrency);
       https.push(http);
-      targets[name] = { client: clients[name], http };
+      targets[name] = { client: clients[name], http, statements: counters[name]?.count };
     }
 
     let checkedSessions = 0;
     let checkedPages = 0;
     let mismatches = 0;
+    const statements = new Map<Workload, CheckOutcome['statements']>();
     for (const workload of workloads) {
       log(`checking ${workload.id}: the first ${config.checkSamples} sessions on all three systems`);
       const outcome = await checkSessions(targets, sessionSequence(workload, vocab, config.seed), config.checkSamples);
@@ -83,6 +95,10 @@ async function main(): Promise<number> {
       checkedPages += outcome.pages;
       mismatches += outcome.mismatches.length;
       reportMismatches(workload, outcome);
+      if (config.countStatements) statements.set(workload, outcome.statements);
+    }
+    if (config.countStatements) {
+      process.stdout.write(`${statementsTable(workloads.map((workload) => ({ workload, statements: statements.get(workload) })))}\n\n`);
     }
     const checked = `${checkedSessions} sessions, ${checkedPages} pages compared, ${mismatches} mismatches${mismatches && config.allowMismatch ? ' (allowed by BENCH_ALLOW_MISMATCH=1)' : ''}`;
     log(`check: ${checked}`);
@@ -109,7 +125,7 @@ async function main(): Promise<number> {
         const m = measured[name];
         log(`${workload.id} / ${name}: ${(m.requests / m.seconds).toFixed(0)} req/s, ${m.errors} errors`);
       }
-      results.push({ workload, measured });
+      results.push({ workload, measured, statements: statements.get(workload) });
     }
 
     process.stdout.write(
@@ -135,6 +151,7 @@ async function main(): Promise<number> {
   } finally {
     for (const http of https) http.close();
     await Promise.all(running.map((s) => s.stop()));
+    await Promise.all(relays.map((relay) => relay.close()));
   }
 }
 

@@ -52,7 +52,20 @@ export interface LiveFilter {
 export type Session =
   | { kind: 'creators'; door: 'rest' | 'graphql'; paging: 'offset' | 'cursor'; filter: CreatorFilter; sort: CreatorSort; pageSize: number; pages: number }
   | { kind: 'videos'; door: 'rest' | 'graphql'; filter: VideoFilter; pageSize: number; pages: number }
-  | { kind: 'live'; filter: LiveFilter; pageSize: number; pages: number };
+  | { kind: 'live'; filter: LiveFilter; pageSize: number; pages: number }
+  /** Newest videos (GraphQL), each with its channel's first `nestedFirst` videos (newest) and their total. */
+  | { kind: 'videoChannels'; filter: VideoFilter; pageSize: number; nestedFirst: number; pages: 1 }
+  /** Creators by followers with their total and facets by country, gender and a follower histogram over `edges`. */
+  | { kind: 'creatorFacets'; filter: CreatorFilter; sort: CreatorSort; edges: number[]; pageSize: number; pages: 1 }
+  /** Lookups by key of mixed types, answered in the order asked; `pageSize` is how many. */
+  | { kind: 'nodes'; refs: NodeRef[]; pageSize: number; pages: 1 };
+
+export type NodeType = 'Creator' | 'Channel' | 'Video';
+/** One looked-up row: its type and its key (a twitter user id, a channel id, a video id). */
+export interface NodeRef {
+  type: NodeType;
+  key: string;
+}
 
 /** What a page answered, reduced to what the systems must agree on. */
 export interface PageResult {
@@ -60,7 +73,19 @@ export interface PageResult {
   ids: string[];
   /** The cursor of the next page (cursor sessions), null at the end. */
   next: string | null;
+  /**
+   * What else the systems must agree on, as canonical JSON (nested connections, facets); the
+   * same text on every system when their answers are equal.
+   */
+  detail?: string;
 }
+
+/** A facet's values by count descending, then value in code-unit order (the service's order). */
+export const facetOrder = (values: { value: string; count: number }[]) =>
+  [...values].sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+
+/** The service's spelling of a gender code in facets. */
+export const GENDER_NAMES: Record<number, string> = { 0: 'unknown', 1: 'male', 2: 'female' };
 
 export interface Category {
   id: number;

@@ -2,7 +2,7 @@
 // a vocabulary sampled from the bench database (countries present, real name fragments, the
 // taxonomy, the data's date ranges), so every system replays the very same sequence of requests.
 import { DemoRandom } from '../src/demo/random.js';
-import type { Category, CreatorFilter, Gender, LiveFilter, Session, VideoFilter } from './specs.js';
+import type { Category, CreatorFilter, Gender, LiveFilter, NodeType, Session, VideoFilter } from './specs.js';
 
 type Weighted<T> = [T, number][];
 
@@ -22,6 +22,8 @@ export interface Vocabulary {
   videoDays: { first: string; last: string };
   liveLanguages: Weighted<string>;
   liveGames: Weighted<string>;
+  /** Keys of a sample of existing rows of each type, for lookups. */
+  nodeKeys: Record<NodeType, string[]>;
 }
 
 export interface Workload {
@@ -38,6 +40,10 @@ export interface Workload {
 const DAY_MS = 86_400_000;
 const GENDERS: Gender[] = ['UNKNOWN', 'MALE', 'FEMALE'];
 const PAGE_SIZE = 20;
+/** The follower histogram's edges: the decades a UI would show. */
+const FOLLOWER_EDGES = [1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+const NODE_TYPES: NodeType[] = ['Creator', 'Channel', 'Video'];
+const LOOKUPS = 100;
 const ILIKE_NOTE =
   'PostGraphile matches with `includesInsensitive` (ILIKE on the bare column), which the schema\'s `lower(…)` trigram indexes, used by the service and the floor, do not serve';
 
@@ -287,6 +293,52 @@ export const workloads: Workload[] = [
       sort: rng.chance(0.75) ? 'FOLLOWER_COUNT' : 'ENGAGEMENT_RATE',
       pageSize: PAGE_SIZE,
       pages: 100,
+    }),
+  },
+  {
+    id: 'graphql-video-channels',
+    name: 'GraphQL videos, each with its channel\'s first 5 videos and their totalCount',
+    detail: '1–2 video categories present in the data, half the time an end date, 30 % a video type; newest 20, each with `channel { videos(first: 5) { totalCount nodes { videoId title } } }` (newest first)',
+    note: 'PostGraphile: `allVideos(filter, orderBy: [CREATE_AT_DESC, VIDEO_ID_DESC], first: 20) { nodes { videoId channelByChannelId { videosByChannelId(first: 5, orderBy: [CREATE_AT_DESC, VIDEO_ID_DESC]) { totalCount nodes { videoId title } } } } }`; no root totalCount on either side, so the nesting is what is measured',
+    draw: (rng, vocab) => ({
+      kind: 'videoChannels',
+      filter: {
+        categorys: rng.sample(vocab.videoCategoryIds, rng.int(1, 2)),
+        ...(rng.chance(0.5) ? { createAtEnd: dayWithin(rng, vocab.videoDays) } : {}),
+        ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}),
+      },
+      pageSize: PAGE_SIZE,
+      nestedFirst: 5,
+      pages: 1,
+    }),
+  },
+  {
+    id: 'graphql-creator-facets',
+    name: 'GraphQL creators with facets (country, gender, follower histogram)',
+    detail: `1–3 of the selective conditions; first 20 by followers with totalCount and facets by country, gender and followers over edges ${FOLLOWER_EDGES.join(', ')} (7 buckets)`,
+    note: 'PostGraphile: the page with `totalCount` and, on the same connection, `@graphile/pg-aggregates` `groupedAggregates(groupBy: [COUNTRY])` and `(groupBy: [GENDER])` with `distinctCount { userId }` (v0.1 has no plain grouped count; the user id is unique once the platform is fixed), and one aliased `allCreators(filter: <filter> and <bucket>) { totalCount }` per histogram bucket (pg-aggregates v0.1 has no range buckets)',
+    draw: (rng, vocab) => ({
+      kind: 'creatorFacets',
+      filter: combinedFilter(rng, vocab, rng.int(1, 3)),
+      sort: 'FOLLOWER_COUNT',
+      edges: FOLLOWER_EDGES,
+      pageSize: PAGE_SIZE,
+      pages: 1,
+    }),
+  },
+  {
+    id: 'graphql-nodes',
+    name: 'GraphQL nodes, 100 ids of mixed types',
+    detail: `${LOOKUPS} keys, each a creator, a channel or a video (type uniform), drawn from 5,000 sampled rows of each type; answered in the order asked`,
+    note: 'PostGraphile: one document with `allCreators`, `allChannels` and `allVideos`, each `filter: {<key>: {in: [...]}}` (one `= ANY` read per type, as the service batches its lookups; 100 aliased `…By<Key>` lookups would be 100 statements), rows put back in the order asked by the client; its own `nodes` takes its own ids',
+    draw: (rng, vocab) => ({
+      kind: 'nodes',
+      refs: Array.from({ length: LOOKUPS }, () => {
+        const type = rng.pick(NODE_TYPES);
+        return { type, key: rng.pick(vocab.nodeKeys[type]) };
+      }),
+      pageSize: LOOKUPS,
+      pages: 1,
     }),
   },
 ];
