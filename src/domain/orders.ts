@@ -1,5 +1,3 @@
-
-
 // The documented orders (docs/contract/decisions.md §2): every one descending, the id last as the tie-break
 // (bytewise, as COLLATE "C"), so pages never overlap or skip. An order's name tags its cursors; its
 // key types let a cursor's values be checked before they reach SQL or the index. The store adds

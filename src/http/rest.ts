@@ -90,7 +90,6 @@ async function readInput(scope: RequestScope, route: RestRoute, maxBytes: number
   return body as Record<string, unknown>;
 }
 
-
 /** Query parameters as an object; a parameter given twice is ambiguous, so it is a 400, not "the last one wins". */
 function queryParameters(params: URLSearchParams): Record<string, unknown> {
   const input: Record<string, unknown> = {};

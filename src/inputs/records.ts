@@ -14,7 +14,6 @@ import { INT32_MAX, isInstant, METRIC_LIMIT } from './common.js';
 //
 // Like common.ts, these schemas only validate; src/store/imports.ts maps records to rows.
 
-
 const noNul = (text: string) => !text.includes('\u0000');
 const text = (max: number) => z.string().max(max).refine(noNul, 'must not contain NUL characters');
 const shortText = text(2_000);

@@ -50,7 +50,6 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
   return toGraphQLError(internalError(), path);
 }
 
-
 /**
  * A request error GraphQL itself raised about the client's input. Errors raised while resolving a
  * field carry a `path`; input errors do not: a document that does not parse or validate (no cause),

@@ -156,7 +156,6 @@ builder.queryField('videos', (t) =>
   }),
 );
 
-
 builder.queryField('channel', (t) =>
   t.field({
     type: ChannelType,

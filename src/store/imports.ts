@@ -222,7 +222,6 @@ export async function resolveRows(
   return { rows: rows.filter((_, index) => !refused.has(index)), rejections };
 }
 
-
 /**
  * A category's level comes from its parent chain: 1 without a parent, else its parent's level + 1,
  * the parent being in the same batch or already stored. A category whose parent is unknown, whose
