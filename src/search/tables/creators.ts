@@ -140,24 +140,24 @@ export class CreatorIndex {
   /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */
   facets(search: CreatorSearch, requests: readonly FacetRequest<CreatorFacet>[]): FacetAnswer[] {
     return requests.map((request) => {
-      const { bits } = this.#match(creatorFacetSearch(search, request));
+      const { bits, count } = this.#match(creatorFacetSearch(search, request));
       switch (request.facet) {
         case 'country':
-          return countValues(bits, this.#country, String);
+          return countValues(bits, count, this.#country, String);
         case 'language':
-          return countValues(bits, this.#language, String);
+          return countValues(bits, count, this.#language, String);
         case 'gender':
-          return countValues(bits, this.#gender, (code) => genderFromCode(code).toLowerCase());
+          return countValues(bits, count, this.#gender, (code) => genderFromCode(code).toLowerCase());
         case 'category':
-          return countValues(bits, this.#categories, String);
+          return countValues(bits, count, this.#categories, String);
         case 'verified':
-          return countValues(bits, this.#verified, String);
+          return countValues(bits, count, this.#verified, String);
         case 'hasEmail':
-          return countValues(bits, this.#hasEmail, String);
+          return countValues(bits, count, this.#hasEmail, String);
         case 'followerCount':
-          return countRanges(bits, this.#numeric.follower_count.range.values, 'count', request.edges ?? []);
+          return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? [], this.#pool);
         case 'avgEngagementRate':
-          return countRanges(bits, this.#numeric.avg_engagement_rate.range.values, 'cents', request.edges ?? []);
+          return countRanges(bits, count, this.#numeric.avg_engagement_rate.range, 'cents', request.edges ?? [], this.#pool);
       }
     });
   }

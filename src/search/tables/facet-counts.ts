@@ -1,20 +1,20 @@
 import { bucketOf, type FacetCount, monthNumber, monthText, rangeCounts, type RangeCount, valueCounts } from '../../domain/facets.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
-import { popcountAnd, setWords } from '../primitives/bitset.js';
+import { type BitsetPool, popcount, setWords } from '../primitives/bitset.js';
+import type { Bounds, RangeIndex } from '../primitives/range-index.js';
 import type { NumberColumn } from '../primitives/row-table.js';
 import type { ValueIndex } from '../primitives/value-index.js';
 
 // Facets on bitsets, the classic faceted-search trick: a search's matches are a bitset, each value
 // of a field has its bitmap, so a value's count is one AND-and-popcount over the words that hold
-// matches, and no row is read. Numbers (histograms, months) are counted by value over the matches.
+// matches, and no row is read. Few matches are cheaper read one by one (a value's code, a number):
+// each count below takes whichever way costs less for the matches it is given.
 
-/** Each value's count among `matches` (`spell`: the value as the API writes it). */
-export function countValues<V extends string | number | boolean>(matches: Uint32Array, index: ValueIndex<V>, spell: (value: V) => string): FacetCount[] {
+/** Each value's count among `matches`, `count` rows (`spell`: the value as the API writes it). */
+export function countValues<V extends string | number | boolean>(matches: Uint32Array, count: number, index: ValueIndex<V>, spell: (value: V) => string): FacetCount[] {
   const { from, to } = setWords(matches);
-  const counts: FacetCount[] = [];
-  if (from === to) return counts;
-  for (const [value, bitmap] of index.entries()) counts.push({ value: spell(value), count: popcountAnd(matches, bitmap, to, from) });
-  return valueCounts(counts);
+  if (from === to) return [];
+  return valueCounts(index.countAmong(matches, count, from, to).map(([value, n]) => ({ value: spell(value), count: n })));
 }
 
 /** Calls `visit` with each slot set in `matches`. */
@@ -31,17 +31,42 @@ function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void
 }
 
 /**
- * The histogram of a numeric column over `matches`. `unit` is how the column stores the number:
- * as it is, or in whole cents (an edge e then starts at the fewest cents >= e, as `value >= e` in
- * SQL). NULL (NaN) is in no bucket, as SQL's width_bucket of NULL is in no group.
+ * The histogram of a numeric column over `matches` (`count` rows). `unit` is how the column stores
+ * the number: as it is, or in whole cents (an edge e then starts at the fewest cents >= e, as
+ * `value >= e` in SQL). NULL (NaN) is in no bucket, as SQL's width_bucket of NULL is in no group.
+ *
+ * Few matches are read one by one; many (a broad filter: most of the table) are counted through
+ * the column's range index instead, one `value >= edge` pass and popcount per edge, no row read.
  */
-export function countRanges(matches: Uint32Array, column: NumberColumn, unit: 'count' | 'cents', edges: readonly number[]): RangeCount[] {
+export function countRanges(matches: Uint32Array, count: number, range: RangeIndex, unit: 'count' | 'cents', edges: readonly number[], pool: BitsetPool): RangeCount[] {
   const thresholds = Float64Array.from(edges, (edge) => (unit === 'count' ? edge : edge < 0 ? -centsAtMost(-edge) : centsAtLeast(edge)));
   const counts = new Float64Array(edges.length + 1);
-  forEachMatch(matches, (slot) => {
-    const value = column.get(slot);
-    if (value === value) counts[bucketOf(thresholds, value)]++;
-  });
+  const { from, to } = setWords(matches);
+  // A match read by value costs a cache miss (~10 ns); a pass over the words a few ns a word.
+  if (count * 10 <= (edges.length + 1) * (to - from) * 4) {
+    const column = range.values;
+    forEachMatch(matches, (slot) => {
+      const value = column.get(slot);
+      if (value === value) counts[bucketOf(thresholds, value)]++;
+    });
+    return rangeCounts(edges, counts);
+  }
+  // atLeast[i]: matches with a value >= thresholds[i]; with no bound, every non-NULL match.
+  const rows = pool.take(matches.length);
+  const scratch = pool.take(matches.length);
+  const atLeast = (bounds: Bounds) => {
+    rows.set(matches.subarray(from, to), from);
+    range.selectInto(rows, to, bounds, scratch, from);
+    return popcount(rows, to, from);
+  };
+  let previous = atLeast({});
+  for (let i = 0; i < thresholds.length; i++) {
+    const above = atLeast({ min: thresholds[i] });
+    counts[i] = previous - above;
+    previous = above;
+  }
+  counts[thresholds.length] = previous;
+  pool.give(rows, scratch);
   return rangeCounts(edges, counts);
 }
 

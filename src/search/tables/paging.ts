@@ -21,6 +21,11 @@ export interface Segment {
    * just after the lowest, so a walk starts and stops there instead of visiting every row above.
    */
   keyRange?: { first: Position | null; last: Position | null };
+  /**
+   * The same rows as a list, when a caller found few of them without a bitset (a channel's videos):
+   * sorted on the spot, never a pass over `bits`, which may then be empty.
+   */
+  slots?: readonly number[];
 }
 
 export interface SegmentPosition {
@@ -71,6 +76,11 @@ export function keyRangeOf(bounds: Bounds): Segment['keyRange'] {
 /** Up to this many rows a segment is sorted on the spot rather than found through its order. */
 const SMALL_SEGMENT_ROWS = 256;
 
+/** Whether a segment of `count` rows is sorted on the spot (then it may come as a list of slots). */
+export function isSmallSegment(count: number, probe: SearchProbe = {}): boolean {
+  return count <= (probe.smallSegmentRows ?? SMALL_SEGMENT_ROWS);
+}
+
 export function pageSegments(segments: readonly Segment[], request: PageRequest, probe: SearchProbe = {}): SlotPage {
   const after = request.after ?? null;
   const before = request.before ?? null;
@@ -97,7 +107,7 @@ export function pageSegments(segments: readonly Segment[], request: PageRequest,
       continue;
     }
     const bounded = withinKeyRange(segment, { from, until, backward });
-    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit, strategy: probe.strategy }, probe.smallSegmentRows ?? SMALL_SEGMENT_ROWS)) {
+    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit, strategy: probe.strategy }, probe)) {
       found.push({ slot, rank: segment.rank, order: segment.order });
     }
     skip = 0;
@@ -128,13 +138,13 @@ function withinKeyRange(segment: Segment, walk: { from: Position | null; until: 
   return { from: later(walk.from, rangeStart), until: earlier(walk.until, rangeEnd) };
 }
 
-function walkSegment(segment: Segment, walk: Walk, smallSegmentRows: number): number[] {
+function walkSegment(segment: Segment, walk: Walk, probe: SearchProbe): number[] {
   const { order, bits } = segment;
-  if (segment.count <= smallSegmentRows) {
+  if (isSmallSegment(segment.count, probe)) {
     const direction = walk.backward ? -1 : 1;
     // > 0: the slot lies beyond the position in the walking direction.
     const beyond = (slot: number, position: Position) => order.comparePosition(slot, position) * direction;
-    const matches = bitsOf(bits);
+    const matches = segment.slots ? [...segment.slots] : bitsOf(bits);
     if (walk.visit) for (const slot of matches) walk.visit(order.positionOf(slot).key);
     const slots = matches
       .sort((a, b) => order.compareSlots(a, b) * direction)

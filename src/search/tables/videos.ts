@@ -16,7 +16,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
+import { isSmallSegment, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -42,6 +42,8 @@ const needsOtherChannelConditions = (filter: VideoFilter): boolean =>
 
 /** Below this share of the videos, channel conditions are checked video by video. */
 const FEW_VIDEOS = 1 / 16;
+/** The bitset of a segment given as a list of slots (never read). */
+const NO_WORDS = new Uint32Array(0);
 
 class ChannelTable {
   readonly table = new RowTable();
@@ -213,7 +215,11 @@ export class VideoIndex {
   }
 
   search(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
-    const { bits, count } = search.channelId == null ? this.#match(search.filter) : this.#matchInChannel(search.filter, search.channelId);
+    // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
+    // are; only many, or relevance tiers, are worth a bitset as wide as the table.
+    const inChannel = search.channelId == null ? null : this.#channelMatches(search.filter, search.channelId);
+    const listed = inChannel !== null && search.sort === 'NEWEST' && isSmallSegment(inChannel.length, probe);
+    const { bits, count } = inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel);
     const sort = videoOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
@@ -224,11 +230,11 @@ export class VideoIndex {
     };
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
-    const segments = this.#segments(search, bits, count);
+    const segments = this.#segments(search, bits, count, listed ? inChannel : undefined);
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
-    if (search.channelId != null) this.#pool.give(bits);
+    if (inChannel !== null && !listed) this.#pool.give(bits);
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ rank, position }) =>
@@ -244,15 +250,15 @@ export class VideoIndex {
   facets(search: VideoSearch, requests: readonly FacetRequest<VideoFacet>[]): FacetAnswer[] {
     return requests.map((request) => {
       const scoped = videoFacetSearch(search, request);
-      const { bits } = scoped.channelId == null ? this.#match(scoped.filter) : this.#matchInChannel(scoped.filter, scoped.channelId);
+      const { bits, count } = scoped.channelId == null ? this.#match(scoped.filter) : this.#bitsOf(this.#channelMatches(scoped.filter, scoped.channelId));
       try {
         switch (request.facet) {
           case 'category':
-            return countValues(bits, this.#category, String);
+            return countValues(bits, count, this.#category, String);
           case 'videoType':
-            return countValues(bits, this.#videoType, (code) => (code === 2 ? 'short' : 'video'));
+            return countValues(bits, count, this.#videoType, (code) => (code === 2 ? 'short' : 'video'));
           case 'channelCountry':
-            return countValues(bits, this.#channelCountry, String);
+            return countValues(bits, count, this.#channelCountry, String);
           case 'month':
             return countMonths(bits, this.#createAt.values);
         }
@@ -296,20 +302,23 @@ export class VideoIndex {
    * by every channel of a page and cached, tested along the channel's own list of videos. A few
    * steps per video of the channel, and no memory kept per channel.
    */
-  #matchInChannel(filter: VideoFilter, channelId: string): { bits: Uint32Array; count: number } {
+  #channelMatches(filter: VideoFilter, channelId: string): number[] {
     const matches = this.#match(filter).bits;
-    const bits = this.#pool.take(this.table.words);
-    let count = 0;
+    const slots: number[] = [];
     const channel = this.#channels.table.slotOf(channelId);
     const first = this.#channels.firstVideo.data;
     const next = this.#nextInChannel.data;
     for (let video = channel === -1 || channel >= first.length ? -1 : first[channel]; video !== -1; video = next[video]) {
-      const bit = 1 << (video & 31);
-      if ((matches[video >>> 5] & bit) === 0) continue;
-      bits[video >>> 5] |= bit;
-      count++;
+      if ((matches[video >>> 5] & (1 << (video & 31))) !== 0) slots.push(video);
     }
-    return { bits, count };
+    return slots;
+  }
+
+  /** A bitset of these slots, from the pool (the caller gives it back). */
+  #bitsOf(slots: readonly number[]): { bits: Uint32Array; count: number } {
+    const bits = this.#pool.take(this.table.words);
+    for (const slot of slots) bits[slot >>> 5] |= 1 << (slot & 31);
+    return { bits, count: slots.length };
   }
 
   /** out |= the videos of the channels in `channels`. */
@@ -328,8 +337,8 @@ export class VideoIndex {
   }
 
   /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
-  #segments(search: VideoSearch, bits: Uint32Array, count: number): Segment[] {
-    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
+  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[]): Segment[] {
+    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
     const query = (search.filter.query ?? '').toLowerCase();
     const words = this.table.words;
     const tiers = (['equals', 'prefix', 'contains'] as const).map((how) => {

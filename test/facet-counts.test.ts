@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { BitsetPool, popcount } from '../src/search/primitives/bitset.js';
+import { RangeIndex } from '../src/search/primitives/range-index.js';
+import { ValueIndex } from '../src/search/primitives/value-index.js';
+import { countRanges, countValues } from '../src/search/tables/facet-counts.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+
+// Each facet count picks its way by how many rows match: few are read one by one, many are counted
+// on bitmaps (a value's bitmap, or the range index's `value >= edge`). Both ways must give the
+// tally of the rows themselves, at every density from a handful of rows to nearly all of them.
+
+const SLOTS = 20_000;
+const WORDS = Math.ceil(SLOTS / 32);
+
+describe('facet counts over matches of every density', () => {
+  const rng = seededRandom('facet-counts');
+  const followers: number[] = [];
+  const country: (string | null)[] = [];
+  const range = new RangeIndex(true);
+  const countries = new ValueIndex<string>();
+  for (let slot = 0; slot < SLOTS; slot++) {
+    // Heavy ties at 0 and at the edges themselves, some NULLs: the bounds' own cases.
+    const value = rng.chance(0.05) ? NaN : rng.chance(0.1) ? 0 : rng.chance(0.05) ? 1_000 : Math.floor(Math.exp(rng.next() * 14));
+    followers.push(value);
+    range.set(slot, value);
+    const code = rng.chance(0.03) ? null : `C${Math.floor(rng.next() ** 2 * 40)}`;
+    country.push(code);
+    countries.set(slot, code);
+  }
+  range.rebalance(SLOTS);
+  const edges = [10, 100, 1_000, 10_000, 100_000, 1_000_000];
+
+  for (const density of [0.0005, 0.005, 0.02, 0.1, 0.5, 0.97]) {
+    it(`counts a histogram and values exactly when ${density * 100} % of the rows match`, () => {
+      const matches = new Uint32Array(WORDS);
+      const matched: number[] = [];
+      for (let slot = 0; slot < SLOTS; slot++) {
+        if (!rng.chance(density)) continue;
+        matches[slot >>> 5] |= 1 << (slot & 31);
+        matched.push(slot);
+      }
+      const count = popcount(matches);
+      const histogram = countRanges(matches, count, range, 'count', edges, new BitsetPool());
+      const bounds = [null, ...edges, null];
+      const expected = bounds.slice(0, -1).map((min, i) => ({
+        min,
+        max: bounds[i + 1],
+        count: matched.filter((slot) => {
+          const value = followers[slot];
+          return !Number.isNaN(value) && (min === null || value >= min) && (bounds[i + 1] === null || value < bounds[i + 1]!);
+        }).length,
+      }));
+      expect(histogram).toEqual(expected);
+      // The matches themselves are left as they were.
+      expect(popcount(matches)).toBe(count);
+
+      const tally = new Map<string, number>();
+      for (const slot of matched) if (country[slot] !== null) tally.set(country[slot]!, (tally.get(country[slot]!) ?? 0) + 1);
+      const values = countValues(matches, count, countries, String);
+      expect(Object.fromEntries(values.map((v) => [v.value, v.count]))).toEqual(Object.fromEntries(tally));
+    });
+  }
+});
