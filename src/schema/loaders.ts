@@ -117,8 +117,8 @@ export function graphLoaders(options: {
   let taxonomy: Promise<Taxonomy> | null = null;
 
   // Every `Channel.videos` of a document level arrives in one batch: those asking the same page of
-  // the same search are answered together, from the index (one search per channel, then one read
-  // of all their rows) or by one SQL statement for all the channels.
+  // the same search are answered together, from the index (one call for all the channels, then one
+  // read of all their rows) or by one SQL statement for all the channels.
   const channelVideos = new DataLoader<ChannelVideosKey, ChannelVideosAnswer, string>(
     async (keys) => {
       const answers: ChannelVideosAnswer[] = new Array(keys.length);
@@ -129,14 +129,14 @@ export function graphLoaders(options: {
       });
       await Promise.all(
         [...groups.values()].map(async (members) => {
-          const found = search ? await Promise.all(members.map((i) => search.videos(keys[i].search, keys[i].page, keys[i].facets))) : [];
-          if (found.length > 0 && found.every((page) => page !== null)) {
-            const loaded = await video.loadMany([...new Set(found.flatMap((page) => page!.ids))]);
+          const { search: first, page, facets } = keys[members[0]];
+          const found = search ? await search.channelVideos({ ...first, channelId: null }, members.map((i) => keys[i].search.channelId), page, facets) : null;
+          if (found) {
+            const loaded = await video.loadMany([...new Set(found.flatMap((page) => page.ids))]);
             const byId = new Map(loaded.flatMap((row) => (row && !(row instanceof Error) ? [[row.videoId, row] as const] : [])));
-            members.forEach((i, j) => (answers[i] = { indexed: found[j]!, rows: found[j]!.ids.flatMap((id) => byId.get(id) ?? []) }));
+            members.forEach((i, j) => (answers[i] = { indexed: found[j], rows: found[j].ids.flatMap((id) => byId.get(id) ?? []) }));
             return;
           }
-          const { search: first, page } = keys[members[0]];
           const pages = await searchChannelsVideos(readDb, members.map((i) => keys[i].search.channelId), { ...first, channelId: null }, page);
           for (const i of members) answers[i] = { indexed: null, ...pages.get(keys[i].search.channelId)! };
         }),

@@ -37,6 +37,8 @@ export interface Search {
   readonly rows: ServerRows;
   creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null>;
   videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null>;
+  /** The same page of one video search within each of these channels (`Channel.videos` of a page): one call for all. */
+  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null>;
   liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null>;
   stats(): SearchIndexStats;
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */

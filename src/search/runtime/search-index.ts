@@ -94,6 +94,15 @@ export class SearchIndex {
     return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
+  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage[] | null {
+    const index = this.#videos;
+    if (!index) return null;
+    return channelIds.map((channelId) => {
+      const scoped = { ...search, channelId };
+      return withFacets(index.search(scoped, page), facets, () => index.facets(scoped, facets));
+    });
+  }
+
   liveStreams(filter: LiveStreamFilter, page: PageArgs, facets: readonly FacetRequest<LiveStreamFacet>[] = []): IndexPage | null {
     const index = this.#live;
     return index && withFacets(index.search(filter, page), facets, () => index.facets(filter, facets));
@@ -224,10 +233,11 @@ export class SearchIndex {
 
 /** The index in the pipeline's own thread (the embedded store; SEARCH_THREAD=off). */
 export class LocalSearch implements Search {
-  readonly rows: ServerRows = new SearchRows();
+  readonly rows: ServerRows;
   readonly #index: SearchIndex;
 
-  constructor(options: Omit<SearchIndexOptions, 'onRowsChanged'>) {
+  constructor(options: Omit<SearchIndexOptions, 'onRowsChanged'>, rows: ServerRows = new SearchRows()) {
+    this.rows = rows;
     this.#index = new SearchIndex({ ...options, onRowsChanged: (changes) => this.rows.forget(changes) });
   }
 
@@ -241,6 +251,10 @@ export class LocalSearch implements Search {
 
   async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
     return this.#index.videos(search, page, facets);
+  }
+
+  async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
+    return this.#index.channelVideos(search, channelIds, page, facets);
   }
 
   async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {

@@ -28,10 +28,11 @@ type Table = 'creators' | 'videos' | 'liveStreams';
 
 export type ToWorker =
   | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[] }
+  | { type: 'channelVideos'; id: number; search: VideoSearch; channelIds: readonly string[]; page: PageArgs; facets?: readonly FacetRequest[] }
   | { type: 'start' | 'refresh' | 'stop'; id: number };
 
 export type FromWorker =
-  | { type: 'reply'; id: number; result: IndexPage | null; error?: undefined }
+  | { type: 'reply'; id: number; result: IndexPage | IndexPage[] | null; error?: undefined }
   | { type: 'reply'; id: number; error: string; result?: undefined }
   | { type: 'rows'; changes: RowChanges }
   | { type: 'state'; ready: boolean; stats: SearchIndexStats; readAt: number | null }
@@ -58,14 +59,14 @@ function startWorker(settings: WorkerSettings): Worker {
 }
 
 interface Pending {
-  resolve(result: IndexPage | null): void;
+  resolve(result: IndexPage | IndexPage[] | null): void;
   reject(error: Error): void;
   /** The thread ended before answering. */
   lost(): void;
 }
 
 export class SearchThread implements Search {
-  readonly rows: ServerRows = new SearchRows();
+  readonly rows: ServerRows;
   #worker: Worker | null = null;
   #nextId = 0;
   readonly #pending = new Map<number, Pending>();
@@ -76,7 +77,12 @@ export class SearchThread implements Search {
   #restartMs = RESTART_FIRST_MS;
   #restartTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly options: WorkerSettings & { log: Logger }) {}
+  constructor(
+    private readonly options: WorkerSettings & { log: Logger },
+    rows: ServerRows = new SearchRows(),
+  ) {
+    this.rows = rows;
+  }
 
   get ready(): boolean {
     return this.#ready;
@@ -88,6 +94,10 @@ export class SearchThread implements Search {
 
   videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
     return this.#search('videos', search, page, facets);
+  }
+
+  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
+    return this.#ask((id) => ({ type: 'channelVideos', id, search, channelIds, page, ...(facets?.length ? { facets } : {}) }));
   }
 
   liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
@@ -129,12 +139,16 @@ export class SearchThread implements Search {
 
   /** Facets ride in the search's own message (a few requests out, their counts back): one round trip, one index state. */
   #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest[]): Promise<IndexPage | null> {
+    return this.#ask((id) => ({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}) }));
+  }
+
+  #ask<Answer extends IndexPage | IndexPage[]>(message: (id: number) => ToWorker): Promise<Answer | null> {
     // No thread, or one still loading: the caller runs SQL.
     if (!this.#worker || !this.#ready) return Promise.resolve(null);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, lost: () => resolve(null) });
-      this.#worker!.postMessage({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}) } satisfies ToWorker);
+      this.#pending.set(id, { resolve: (result) => resolve(result as Answer | null), reject, lost: () => resolve(null) });
+      this.#worker!.postMessage(message(id));
     });
   }
 
@@ -213,8 +227,9 @@ export class SearchThread implements Search {
  * The process's search index: in a thread of its own over PostgreSQL (unless `thread` is false),
  * in the pipeline's thread on the embedded store (its one connection lives in this thread).
  */
-export function createSearch(options: { store: Store; log: Logger; pollMs: number; thread: boolean }): Search {
+export function createSearch(options: { store: Store; log: Logger; pollMs: number; thread: boolean; rowCacheRows?: number }): Search {
   const connection = options.store.readConnection;
-  if (options.thread && connection) return new SearchThread({ connection, pollMs: options.pollMs, log: options.log });
-  return new LocalSearch({ db: options.store.readDb, log: options.log, pollMs: options.pollMs });
+  const rows: ServerRows = new SearchRows(options.rowCacheRows);
+  if (options.thread && connection) return new SearchThread({ connection, pollMs: options.pollMs, log: options.log }, rows);
+  return new LocalSearch({ db: options.store.readDb, log: options.log, pollMs: options.pollMs }, rows);
 }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../observability/log.js';
+import type { IndexPage } from '../types.js';
 import { openStore, type ReadConnection } from '../../store/connect.js';
 import { SearchIndex } from './search-index.js';
 import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';
@@ -44,24 +45,31 @@ async function stop(): Promise<void> {
   await store.close();
 }
 
+/** Posts a search's answer, or its error's message. */
+function answer(id: number, search: () => IndexPage | IndexPage[] | null): void {
+  let reply: FromWorker;
+  try {
+    reply = { type: 'reply', id, result: search() };
+  } catch (error) {
+    reply = { type: 'reply', id, error: error instanceof Error ? error.message : String(error) };
+  }
+  post(reply);
+}
+
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
-    case 'search': {
-      let reply: FromWorker;
-      try {
-        const result =
-          message.table === 'creators'
-            ? index.creators(message.search as never, message.page, message.facets as never)
-            : message.table === 'videos'
-              ? index.videos(message.search as never, message.page, message.facets as never)
-              : index.liveStreams(message.search as never, message.page, message.facets as never);
-        reply = { type: 'reply', id: message.id, result };
-      } catch (error) {
-        reply = { type: 'reply', id: message.id, error: error instanceof Error ? error.message : String(error) };
-      }
-      post(reply);
+    case 'search':
+      answer(message.id, () =>
+        message.table === 'creators'
+          ? index.creators(message.search as never, message.page, message.facets as never)
+          : message.table === 'videos'
+            ? index.videos(message.search as never, message.page, message.facets as never)
+            : index.liveStreams(message.search as never, message.page, message.facets as never),
+      );
       return;
-    }
+    case 'channelVideos':
+      answer(message.id, () => index.channelVideos(message.search, message.channelIds, message.page, message.facets as never));
+      return;
     case 'start':
     case 'refresh':
     case 'stop': {
