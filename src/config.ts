@@ -45,6 +45,8 @@ export interface Config {
    * every process sharing it.
    */
   offsetSecret: string | undefined;
+  /** Rows each row cache of found pages keeps (creators per platform, videos, channels, live streams). */
+  rowCacheRows: number;
   /** V8 grows the old generation by this percent of the live heap before its next full collection. */
   heapGrowthPercent: number;
 }
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
+    rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 20_000),
     heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
   };
 }
