@@ -143,6 +143,22 @@ async function main(): Promise<void> {
   time('creators, categories + date range', 50, () =>
     (fresh(), creatorIndex.search(creatorSearch({ createAtStart: '2026-05-01', createAtEnd: '2026-09-30' }, 'ENGAGEMENT_RATE', [rng.pick(categoryIds)]), { first: 20 })),
   );
+  const logUniform = (min: number, max: number) => Math.round(Math.exp(Math.log(min) + rng.next() * (Math.log(max) - Math.log(min))));
+  time('creators by followers, a follower maximum (log-uniform 1k-10M)', 50, () =>
+    (fresh(), creatorIndex.search(creatorSearch({ followerCountMax: logUniform(1_000, 10_000_000) }), { first: 20 })),
+  );
+  time('creators by followers, a maximum + a country', 50, () =>
+    (fresh(), creatorIndex.search(creatorSearch({ followerCountMax: logUniform(1_000, 10_000_000), locations: [rng.pick(countries)] }), { first: 20 })),
+  );
+  const edges = [1_000, 10_000, 50_000, 100_000, 500_000, 1_000_000];
+  const facets = [
+    { facet: 'country' as const, excludeOwn: false },
+    { facet: 'gender' as const, excludeOwn: false },
+    { facet: 'followerCount' as const, excludeOwn: false, edges },
+  ];
+  time('creator facets (country, gender, 7-bucket followers), no filter', 50, () => (fresh(), creatorIndex.facets(creatorSearch({}), facets)));
+  for (const request of facets) time(`creator facet ${request.facet} alone, no filter`, 50, () => (fresh(), creatorIndex.facets(creatorSearch({}), [request])));
+  time('creator facets, one country', 50, () => (fresh(), creatorIndex.facets(creatorSearch({ locations: [rng.pick(countries)] }), facets)));
   const freshVideo = () => videoIndex.upsertChannel({ channelId: `UCscale${String(rng.int(0, channels - 1)).padStart(17, '0')}`, country: 'US', gender: 1, followerCount: 5, avgEngagementRate: 1, avgPlayCount: 1, avgLikeCount: 1, avgCommentCount: 1, recentMonthPublishCount: 1 });
   const videoSearch = (filter: VideoFilter, sort: VideoSearch['sort'] = 'NEWEST'): VideoSearch => ({ filter, sort });
   time('videos, category + dates + channel country/followers', 50, () =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BitsetPool, popcount } from '../src/search/primitives/bitset.js';
+import { popcount } from '../src/search/primitives/bitset.js';
 import { RangeIndex } from '../src/search/primitives/range-index.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { countRanges, countValues } from '../src/search/tables/facet-counts.js';
@@ -40,7 +40,7 @@ describe('facet counts over matches of every density', () => {
         matched.push(slot);
       }
       const count = popcount(matches);
-      const histogram = countRanges(matches, count, range, 'count', edges, new BitsetPool());
+      const histogram = countRanges(matches, count, range, 'count', edges);
       const bounds = [null, ...edges, null];
       const expected = bounds.slice(0, -1).map((min, i) => ({
         min,

@@ -56,6 +56,13 @@ export class BitsetPool {
 // The word-wise operations take an optional window [from, to) of words: a search narrowed to the
 // slots of a date range (src/search/tables/matcher.ts) leaves every word outside it alone.
 
+/** The bits set in one word. */
+export function bitCount(word: number): number {
+  let v = word - ((word >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
 export function popcount(words: Uint32Array, to = words.length, from = 0): number {
   let total = 0;
   for (let i = from; i < to; i++) {

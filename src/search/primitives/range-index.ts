@@ -1,4 +1,4 @@
-import { Bitset, popcount } from './bitset.js';
+import { Bitset, bitCount, popcount } from './bitset.js';
 import { NumberColumn } from './row-table.js';
 import type { SortOrder } from './sort-order.js';
 
@@ -251,6 +251,40 @@ export class RangeIndex {
       last = Math.max(last, this.#spanTo[bucket]);
     }
     return last < first ? { from: 0, to: 0 } : { from: first >>> 5, to: (last >>> 5) + 1 };
+  }
+
+  /**
+   * How many slots of `matches` (words [from, to)) hold a value >= min (a histogram edge), in one
+   * pass that changes nothing: whole buckets above min's own by their bitmaps, and only the
+   * matches in min's bucket by their values.
+   */
+  countAtLeast(matches: Uint32Array, min: number, from: number, to: number): number {
+    const lo = this.#bucket(min);
+    const lowFull = min <= this.#lowerOf(lo);
+    const bitmap = (k: number) => {
+      this.#below[k].grow(to * 32);
+      return this.#below[k].words;
+    };
+    const present = bitmap(this.bucketCount);
+    // Slots below the first bucket counted whole (lo itself when min is its lower boundary).
+    const excluded = bitmap(lowFull ? lo : lo + 1);
+    const edgeLower = bitmap(lo);
+    const edgeUpper = bitmap(lo + 1);
+    const values = this.values.data;
+    let count = 0;
+    for (let i = from; i < to; i++) {
+      const mask = matches[i];
+      if (mask === 0) continue;
+      count += bitCount(mask & present[i] & ~excluded[i]);
+      if (lowFull) continue;
+      let edge = mask & edgeUpper[i] & ~edgeLower[i];
+      while (edge !== 0) {
+        const lowest = edge & -edge;
+        if (values[(i << 5) + 31 - Math.clz32(lowest)] >= min) count++;
+        edge ^= lowest;
+      }
+    }
+    return count;
   }
 
   /**

@@ -155,9 +155,9 @@ export class CreatorIndex {
         case 'hasEmail':
           return countValues(bits, count, this.#hasEmail, String);
         case 'followerCount':
-          return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? [], this.#pool);
+          return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? []);
         case 'avgEngagementRate':
-          return countRanges(bits, count, this.#numeric.avg_engagement_rate.range, 'cents', request.edges ?? [], this.#pool);
+          return countRanges(bits, count, this.#numeric.avg_engagement_rate.range, 'cents', request.edges ?? []);
       }
     });
   }
