@@ -26,9 +26,11 @@ export interface IndexPage {
 export type ServerRows = SearchRows<Creator, Video, Channel, LiveStream>;
 
 /**
- * What the pipeline sees of the search index, whether it runs in this thread (LocalSearch) or in
- * a thread of its own (runtime/thread.ts). A search answers null while its table is not
- * loaded: the caller then runs the SQL path.
+ * The search boundary. In: a validated filter, an order, a window (first/after, last/before or
+ * offset) and facet requests. Out: the exact total, the page's ids and cursors, and the facet
+ * counts; or null when it cannot answer now, and the caller runs the SQL path. Fed by the change
+ * feed (src/store/changes.ts); rows are read by key outside it. The embedded index (LocalSearch,
+ * SearchThread) is one implementation; docs/scale-out.md describes another, on OpenSearch.
  */
 export interface Search {
   /** Every table loaded: searches are served from memory. */
