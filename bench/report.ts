@@ -142,6 +142,8 @@ export interface RunFacts {
   poolSize: number;
   checked: string;
   loadAverageAtEnd: string;
+  /** The service process: start to ready (index loaded from PostgreSQL), and its peak RSS over the whole run. */
+  service: { readySeconds: number | null; peakRssMb: number | null };
 }
 
 export function writeResults(path: string, facts: RunFacts, results: WorkloadResult[]): void {
@@ -164,6 +166,8 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     '  PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http;',
     '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
     `- Equivalence check before timing: ${facts.checked}.`,
+    `- The service process: ready (search index loaded) ${facts.service.readySeconds === null ? 'n/a' : `${facts.service.readySeconds.toFixed(1)} s`} after start; ` +
+      `peak RSS over the whole run ${facts.service.peakRssMb === null ? 'n/a' : `${facts.service.peakRssMb} MiB`} (VmHWM).`,
     '',
     '## Workloads',
     '',

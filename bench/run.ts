@@ -11,7 +11,7 @@ import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
 import type { Session } from './specs.js';
 import { describeRows, resultSections, statementsTable, writeResults, type WorkloadResult } from './report.js';
 import { startStatementCounter, type StatementCounter } from './statement-counter.js';
-import { createServiceKey, ROOT, runCommand, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
+import { createServiceKey, peakRssMb, ROOT, runCommand, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
 import { sessionSequence, workloads as allWorkloads, type Vocabulary, type Workload } from './workloads.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -143,6 +143,7 @@ async function main(): Promise<number> {
         poolSize: config.poolSize,
         checked,
         loadAverageAtEnd: loadAverage(),
+        service: { readySeconds: systems.service.readySeconds ?? null, peakRssMb: peakRssMb(systems.service.pid) },
       },
       results,
     );

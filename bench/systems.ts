@@ -3,6 +3,7 @@
 // (floor-server.ts). Each prints "… listening on <url>" when ready; its stderr is kept (last
 // lines only) to explain a crash.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { SystemName } from './clients.js';
@@ -15,6 +16,8 @@ export interface RunningSystem {
   name: SystemName;
   url: string;
   pid: number;
+  /** Seconds from spawn to ready (the service: to `/readyz` 200, its index loaded). */
+  readySeconds?: number;
   /** Throws with the child's last stderr lines if it has died. */
   assertAlive(): void;
   stop(): Promise<void>;
@@ -92,9 +95,20 @@ export async function startService(databaseUrl: string): Promise<RunningSystem> 
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  process.stderr.write(`bench: service ready (search index loaded) after ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  return service;
+  const readySeconds = (performance.now() - started) / 1000;
+  process.stderr.write(`bench: service ready (search index loaded) after ${readySeconds.toFixed(1)} s\n`);
+  return { ...service, readySeconds };
 }
+/** A process's peak resident memory so far in MiB (Linux VmHWM), or null where /proc has none. */
+export function peakRssMb(pid: number): number | null {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
 export const startPostgraphile = (databaseUrl: string, poolSize: number) =>
   start('postgraphile', ['bench/postgraphile-server.mjs'], childEnv(databaseUrl, { POOL_SIZE: String(poolSize) }));
 export const startFloor = (databaseUrl: string, poolSize: number) =>
