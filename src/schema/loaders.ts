@@ -10,7 +10,7 @@ import { loadTaxonomy } from '../store/categories.js';
 import { creatorsById } from '../store/creators.js';
 import type { Database } from '../store/database.js';
 import { mediasById } from '../store/medias.js';
-import { searchChannelsVideos } from '../store/videos.js';
+import { searchChannelsVideos, videosById } from '../store/videos.js';
 
 // The graph's per-request loaders: every key a document names, however deep, is read once per type
 // in one batch (DataLoader), through the row caches of search pages while the index is loaded (its
@@ -116,6 +116,9 @@ export function graphLoaders(options: {
   // taxonomy (a few hundred rows) is read once per request that needs it.
   let taxonomy: Promise<Taxonomy> | null = null;
 
+  // A channel's own videos: their channel is the one that asked (already loaded), so no join.
+  const channelVideo = new DataLoader<string, Video | null>((ids) => readByKey(ids, rows()?.videos ?? null, (missing) => videosById(readDb, missing), videoIdOf));
+
   // Every `Channel.videos` of a document level arrives in one batch: those asking the same page of
   // the same search are answered together, from the index (one call for all the channels, then one
   // read of all their rows) or by one SQL statement for all the channels.
@@ -132,7 +135,7 @@ export function graphLoaders(options: {
           const { search: first, page, facets } = keys[members[0]];
           const found = search ? await search.channelVideos({ ...first, channelId: null }, members.map((i) => keys[i].search.channelId), page, facets) : null;
           if (found) {
-            const loaded = await video.loadMany([...new Set(found.flatMap((page) => page.ids))]);
+            const loaded = await channelVideo.loadMany([...new Set(found.flatMap((page) => page.ids))]);
             const byId = new Map(loaded.flatMap((row) => (row && !(row instanceof Error) ? [[row.videoId, row] as const] : [])));
             members.forEach((i, j) => (answers[i] = { indexed: found[j], rows: found[j].ids.flatMap((id) => byId.get(id) ?? []) }));
             return;

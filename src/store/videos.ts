@@ -194,6 +194,17 @@ export async function videoIndexRowsById(db: Kysely<Database>, ids: readonly str
 }
 
 /**
+ * Videos by id without their channels (ids no longer stored are left out, the rest in the order
+ * given): for a channel's own videos (`Channel.videos`), whose channel the caller already holds.
+ */
+export async function videosById(db: Kysely<Database>, ids: readonly string[]): Promise<Video[]> {
+  if (ids.length === 0) return [];
+  const rows = await executePrepared(db, db.selectFrom('videos').select(videoColumns).where('video_id', '=', anyOf(ids)));
+  const byId = new Map(rows.map((row) => [row.video_id, toVideo(row)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
  * Videos by id with their channels, in one statement: a page shows each video's channel, and a
  * second round trip for the channels cost a search page as much as the videos did. Videos in the
  * order given (ids no longer stored are left out); each channel once.
