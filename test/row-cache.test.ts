@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RowCache } from '../src/search/row-cache.js';
+import { loadConfig } from '../src/config.js';
+import { RowCache, SearchRows } from '../src/search/row-cache.js';
 
 // The row cache in front of reads by key: what it returns, what it asks the database for, and
 // that it never keeps a row read before an invalidation.
@@ -96,5 +97,22 @@ describe('RowCache', () => {
     db.asked.length = 0;
     for (let i = 0; i < 1_000; i++) await cache.read([`cold${i}`], db.load, idOf);
     expect(db.asked.length).toBeGreaterThanOrEqual(900);
+  });
+
+  it('sizes every cache of a process by ROW_CACHE_ROWS (default 20,000), and refuses a value that is not a count', async () => {
+    expect(loadConfig({}).rowCacheRows).toBe(20_000);
+    expect(loadConfig({ ROW_CACHE_ROWS: '50' }).rowCacheRows).toBe(50);
+    for (const bad of ['-1', '1.5', 'many']) expect(() => loadConfig({ ROW_CACHE_ROWS: bad }), bad).toThrow(/ROW_CACHE_ROWS/);
+    const rows = new SearchRows<Row, Row, Row, Row>(loadConfig({ ROW_CACHE_ROWS: '50' }).rowCacheRows);
+    for (const cache of [rows.creators('twitter'), rows.videos, rows.channels, rows.liveStreams]) {
+      const db = source();
+      for (let i = 0; i < 200; i++) await cache.read([`key${i}`], db.load, idOf);
+      db.asked.length = 0;
+      // The last keys read are still there; the first 100 were pushed out by a 50-row cache.
+      await cache.read(Array.from({ length: 10 }, (_, i) => `key${190 + i}`), db.load, idOf);
+      expect(db.asked).toEqual([]);
+      await cache.read(Array.from({ length: 100 }, (_, i) => `key${i}`), db.load, idOf);
+      expect(db.asked.flat()).toHaveLength(100);
+    }
   });
 });

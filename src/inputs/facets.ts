@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../domain/facets.js';
 import { METRIC_LIMIT } from './common.js';
-import type { CreatorSearch } from './creators.js';
+import type { CreatorFilter, CreatorSearch } from './creators.js';
 import type { LiveStreamFilter } from './live-streams.js';
-import type { VideoSearch } from './videos.js';
+import type { VideoFilter, VideoSearch } from './videos.js';
 
 // The arguments of a connection's facets (docs/contract/decisions.md §6.1), and what "without its
 // own condition" means for each facet: the one definition the index and the SQL path both use.
@@ -35,65 +35,48 @@ export function facetRequest<F extends string>(facet: F, args: { excludeOwn?: bo
   return args.edges ? { facet, excludeOwn: args.excludeOwn === true, edges: args.edges } : { facet, excludeOwn: args.excludeOwn === true };
 }
 
+// Each facet's own conditions: the filter fields that "without its own condition" leaves out.
+const creatorFacetFields: Record<CreatorFacet, readonly (keyof CreatorFilter)[]> = {
+  country: ['locations'],
+  language: ['languages'],
+  gender: ['gender'],
+  category: ['categoryIds'],
+  verified: ['verified'],
+  hasEmail: ['hasEmail'],
+  followerCount: ['followerCountMin', 'followerCountMax'],
+  avgEngagementRate: ['avgEngagementRateMin', 'avgEngagementRateMax'],
+};
+const videoFacetFields: Record<VideoFacet, readonly (keyof VideoFilter)[]> = {
+  category: ['categorys'],
+  videoType: ['videoType'],
+  channelCountry: ['locations'],
+  month: ['createAtStart', 'createAtEnd'],
+};
+const liveStreamFacetFields: Record<LiveStreamFacet, readonly (keyof LiveStreamFilter)[]> = {
+  game: ['gameId'],
+  language: ['language'],
+};
+
+function without<F extends object>(filter: F, fields: readonly (keyof F)[]): F {
+  const rest = { ...filter };
+  for (const field of fields) (rest as Record<keyof F, unknown>)[field] = null;
+  return rest;
+}
+
 /** The creator search a facet counts on: the search itself, or without the facet's own conditions. */
 export function creatorFacetSearch(search: CreatorSearch, request: FacetRequest<CreatorFacet>): CreatorSearch {
   if (!request.excludeOwn) return search;
-  const filter = { ...search.filter };
-  switch (request.facet) {
-    case 'country':
-      filter.locations = null;
-      break;
-    case 'language':
-      filter.languages = null;
-      break;
-    case 'gender':
-      filter.gender = null;
-      break;
-    case 'category':
-      filter.categoryIds = null;
-      return { ...search, filter, categoryIds: null };
-    case 'verified':
-      filter.verified = null;
-      break;
-    case 'hasEmail':
-      filter.hasEmail = null;
-      break;
-    case 'followerCount':
-      filter.followerCountMin = null;
-      filter.followerCountMax = null;
-      break;
-    case 'avgEngagementRate':
-      filter.avgEngagementRateMin = null;
-      filter.avgEngagementRateMax = null;
-      break;
-  }
-  return { ...search, filter };
+  const filter = without(search.filter, creatorFacetFields[request.facet]);
+  // The category condition is also the expanded ids the search carries beside its filter.
+  return request.facet === 'category' ? { ...search, filter, categoryIds: null } : { ...search, filter };
 }
 
 /** The video search a facet counts on. */
 export function videoFacetSearch(search: VideoSearch, request: FacetRequest<VideoFacet>): VideoSearch {
-  if (!request.excludeOwn) return search;
-  const filter = { ...search.filter };
-  switch (request.facet) {
-    case 'category':
-      filter.categorys = null;
-      break;
-    case 'videoType':
-      filter.videoType = null;
-      break;
-    case 'channelCountry':
-      filter.locations = null;
-      break;
-    case 'month':
-      filter.createAtStart = null;
-      filter.createAtEnd = null;
-      break;
-  }
-  return { ...search, filter };
+  return request.excludeOwn ? { ...search, filter: without(search.filter, videoFacetFields[request.facet]) } : search;
 }
 
 /** The live-stream filter a facet counts on. */
 export function liveStreamFacetFilter(filter: LiveStreamFilter, request: FacetRequest<LiveStreamFacet>): LiveStreamFilter {
-  if (!request.excludeOwn) return filter;
-  return request.facet === 'game' ? { ...filter, gameId: null } : { ...filter, language: null };
+  return request.excludeOwn ? without(filter, liveStreamFacetFields[request.facet]) : filter;
 }

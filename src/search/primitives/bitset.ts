@@ -142,9 +142,9 @@ export function copyInto(out: Uint32Array, source: Uint32Array, length = out.len
   out.fill(0, n, length);
 }
 
-/** Calls `visit` with every set bit in increasing order; stops early when it returns false. */
-export function forEachBit(words: Uint32Array, visit: (bit: number) => boolean | void, length = words.length): void {
-  for (let i = 0; i < length; i++) {
+/** Calls `visit` with every set bit of words [from, length) in increasing order; stops early when it returns false. */
+export function forEachBit(words: Uint32Array, visit: (bit: number) => boolean | void, length = words.length, from = 0): void {
+  for (let i = from; i < length; i++) {
     let word = words[i];
     while (word !== 0) {
       const lowest = word & -word;

@@ -1,3 +1,4 @@
+import { bucketOf } from '../../domain/facets.js';
 import { Bitset, bitCount, popcount } from './bitset.js';
 import { NumberColumn } from './row-table.js';
 import type { SortOrder } from './sort-order.js';
@@ -40,18 +41,6 @@ function lowerIndex(values: Float64Array, value: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (values[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** How many values of the sorted `values` are <= value. */
-function upperIndex(values: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid] <= value) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -122,14 +111,7 @@ export class RangeIndex {
 
   #bucket(value: number): number {
     if (Number.isNaN(value)) return this.bucketCount; // NULL: below no boundary, in no bitmap
-    let lo = 0;
-    let hi = this.#boundaries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.#boundaries[mid] <= value) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return bucketOf(this.#boundaries, value);
   }
 
   set(slot: number, value: number): void {
@@ -166,7 +148,7 @@ export class RangeIndex {
       if (boundaries.length === 0 || value > boundaries[boundaries.length - 1]) boundaries.push(value);
     };
     // Rows holding exactly `value` (whole numbers: those above value - 1).
-    const countOf = (value: number) => upperIndex(present, value) - upperIndex(present, value - 1);
+    const countOf = (value: number) => bucketOf(present, value) - bucketOf(present, value - 1);
     const target = this.targetBuckets;
     for (let j = 1; j < target && present.length > 0; j++) {
       const value = present[Math.floor((j * present.length) / target)];

@@ -1,6 +1,6 @@
 import { bucketOf, type FacetCount, monthNumber, monthText, rangeCounts, type RangeCount, valueCounts } from '../../domain/facets.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
-import { setWords } from '../primitives/bitset.js';
+import { forEachBit, setWords } from '../primitives/bitset.js';
 import type { RangeIndex } from '../primitives/range-index.js';
 import type { NumberColumn } from '../primitives/row-table.js';
 import type { ValueIndex } from '../primitives/value-index.js';
@@ -20,14 +20,7 @@ export function countValues<V extends string | number | boolean>(matches: Uint32
 /** Calls `visit` with each slot set in `matches`. */
 function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void {
   const { from, to } = setWords(matches);
-  for (let i = from; i < to; i++) {
-    let word = matches[i];
-    while (word !== 0) {
-      const lowest = word & -word;
-      visit((i << 5) + 31 - Math.clz32(lowest));
-      word ^= lowest;
-    }
-  }
+  forEachBit(matches, visit, to, from);
 }
 
 /**
