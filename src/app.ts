@@ -100,7 +100,10 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   if (!keyChanges) log.info('DATABASE_POOLER=transaction: key changes reach this process within KEY_CACHE_MS', { keyCacheMs: config.keyCacheMs });
   const work = createInFlightWork();
   // The index loads and follows the change feed where searches read: the replica, if there is one.
-  const search = config.searchIndex ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread, rowCacheRows: config.rowCacheRows }) : null;
+  const snapshots = config.searchSnapshotDir === undefined ? undefined : { dir: config.searchSnapshotDir, everyMs: config.searchSnapshotEveryMs };
+  const search = config.searchIndex
+    ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread, rowCacheRows: config.rowCacheRows, snapshots })
+    : null;
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });

@@ -32,6 +32,13 @@ export interface Config {
   /** On PostgreSQL, the index runs in a worker thread of its own (SEARCH_THREAD=off: in the pipeline's thread). */
   searchThread: boolean;
   /**
+   * Where the search index is written to disk, to start from (SEARCH_SNAPSHOT_DIR; default
+   * DATA_DIR/search-snapshots; off, or an in-memory DATA_DIR: never).
+   */
+  searchSnapshotDir: string | undefined;
+  /** How often the index is written while serving, besides after a full load and at shutdown (0: only then). */
+  searchSnapshotEveryMs: number;
+  /**
    * How long a key's identity is reused. Key changes are announced and seen at once; this bounds
    * them while the notification session is down (and behind a transaction pooler, which has none).
    */
@@ -50,6 +57,8 @@ export interface Config {
   /** V8 grows the old generation by this percent of the live heap before its next full collection. */
   heapGrowthPercent: number;
 }
+
+const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
 
 function integer(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -76,8 +85,14 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   throw new Error(`${name} must be on or off`);
 }
 
+/** SEARCH_SNAPSHOT_DIR: a folder, or off; unset: beside the embedded store's files, unless those live in memory. */
+function snapshotDir(value: string | undefined, dataDir: string): string | undefined {
+  const set = nonEmpty(value);
+  if (set === undefined) return dataDir.startsWith('memory://') ? undefined : `${dataDir.replace(/\/+$/, '')}/search-snapshots`;
+  return set.toLowerCase() === 'off' ? undefined : set;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
   const twitchUrl = nonEmpty(env.TWITCH_API_URL);
   return {
     port: integer('PORT', env.PORT, 8080),
@@ -104,6 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
+    searchSnapshotDir: snapshotDir(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data'),
+    searchSnapshotEveryMs: integer('SEARCH_SNAPSHOT_EVERY_MS', env.SEARCH_SNAPSHOT_EVERY_MS, 10 * 60_000),
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),

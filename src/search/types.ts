@@ -57,4 +57,6 @@ export interface SearchIndexStats {
   liveStreams: number | null;
   /** Milliseconds since the feed was last read successfully (null: never). */
   lagMs: number | null;
+  /** Where the index was last loaded from whole: its snapshot file (then caught up) or the database. */
+  loadedFrom: 'snapshot' | 'database' | null;
 }

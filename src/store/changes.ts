@@ -68,6 +68,27 @@ export async function readChanges(db: Kysely<Database>, from: FeedPosition): Pro
     });
 }
 
+/** One change as the feed holds it: what tells it apart from a change of the same id elsewhere. */
+export interface ChangeFingerprint {
+  changedAt: string;
+  entity: string;
+  platform: string | null;
+  key: string | null;
+}
+
+/** The change of this id, or null when the feed no longer (or never) held it. */
+export async function changeFingerprint(db: Kysely<Database>, id: string): Promise<ChangeFingerprint | null> {
+  const { rows } = await sql<ChangeFingerprint>`
+    SELECT changed_at::text AS "changedAt", entity, platform, key FROM catalog_changes WHERE id = ${id}::bigint`.execute(db);
+  return rows[0] ?? null;
+}
+
+/** The name of the database `db` reads. */
+export async function databaseName(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ name: string }>`SELECT current_database() AS name`.execute(db);
+  return rows[0].name;
+}
+
 /** Drops changes older than the retention (any process may; it is idempotent). */
 export async function pruneChanges(db: Kysely<Database>): Promise<void> {
   await sql`DELETE FROM catalog_changes WHERE changed_at < now() - ${`${CHANGE_RETENTION_MS} milliseconds`}::interval`.execute(db);

@@ -27,7 +27,7 @@ export async function createTestApp(overrides: Partial<Config> = {}, options: { 
   const store = await createTestStore();
   // REDIS_URL from the environment: CI's second run shares limits through a real Redis. Searches
   // run SQL unless a test asks for the in-memory index (it sees writes after a feed read, not at once).
-  const config = { ...loadConfig({ REDIS_URL: process.env.REDIS_URL }), searchIndex: false, ...overrides };
+  const config = { ...loadConfig({ REDIS_URL: process.env.REDIS_URL }), searchIndex: false, searchSnapshotDir: undefined, ...overrides };
   const lines: string[] = [];
   const log = createLogger({ write: (line: string) => lines.push(line) } as unknown as NodeJS.WritableStream);
   const built = await createApp(config, { log, store, instagram: options.instagram ?? null });

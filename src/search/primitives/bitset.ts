@@ -1,3 +1,5 @@
+import type { SnapshotReader, SnapshotWriter } from './snapshot-io.js';
+
 // Dense bitsets over row slots: one bit per row, 32 rows a word. At a million rows a bitset is
 // 125 KB and AND, OR and popcount take about a tenth of a millisecond, which is what makes exact
 // totals cheap: a filter is a few word-wise operations, its total one popcount.
@@ -33,6 +35,14 @@ export class Bitset {
   assign(bit: number, on: boolean): void {
     if (on) this.set(bit);
     else this.clear(bit);
+  }
+
+  save(out: SnapshotWriter): void {
+    out.array(this.words);
+  }
+
+  load(input: SnapshotReader): void {
+    this.words = input.array(Uint32Array);
   }
 }
 

@@ -1,6 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { Bitset, bitCount, popcount } from './bitset.js';
 import { NumberColumn } from './row-table.js';
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
 
 // A numeric column with bucket bitmaps for range filters (follower bounds, metric bounds, dates).
@@ -134,6 +135,35 @@ export class RangeIndex {
     } else {
       for (let k = from + 1; k <= to; k++) this.#below[k].clear(slot);
     }
+  }
+
+  save(out: SnapshotWriter): void {
+    this.values.save(out);
+    out.array(this.#boundaries);
+    out.value({ bucketRows: this.#bucketRows, below: this.#below.length, codes: this.#codes !== null });
+    for (const bitmap of this.#below) bitmap.save(out);
+    out.array(this.#sub);
+    if (this.#codes !== null) out.array(this.#codes);
+    out.array(this.#spanFrom);
+    out.array(this.#spanTo);
+  }
+
+  /** Into an index constructed as the saved one was (the same order, if any, already given). */
+  load(input: SnapshotReader): void {
+    this.values.load(input);
+    this.#boundaries = input.array(Float64Array);
+    const { bucketRows, below, codes } = input.value<{ bucketRows: number; below: number; codes: boolean }>();
+    if (below !== this.#boundaries.length + 2 || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
+    this.#bucketRows = bucketRows;
+    this.#below = Array.from({ length: below }, () => {
+      const bitmap = new Bitset();
+      bitmap.load(input);
+      return bitmap;
+    });
+    this.#sub = input.array(Float64Array);
+    if (codes) this.#codes = input.array(Uint8Array);
+    this.#spanFrom = input.array(Int32Array);
+    this.#spanTo = input.array(Int32Array);
   }
 
   /**

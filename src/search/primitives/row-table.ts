@@ -1,4 +1,5 @@
 import { Bitset } from './bitset.js';
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore } from './string-store.js';
 
 // Row slots of one indexed table: a slot per row key, never reused for another key (a deleted row
@@ -70,6 +71,31 @@ export class RowTable {
     if (this.alive.has(slot) === alive) return;
     this.alive.assign(slot, alive);
     this.aliveCount += alive ? 1 : -1;
+  }
+
+  save(out: SnapshotWriter): void {
+    out.value({ size: this.size, aliveCount: this.aliveCount });
+    this.ids.save(out);
+    this.alive.save(out);
+    out.array(this.#hashes, this.size);
+    out.array(this.#table);
+  }
+
+  load(input: SnapshotReader): void {
+    const { size, aliveCount } = input.value<{ size: number; aliveCount: number }>();
+    this.ids.load(input);
+    this.alive.load(input);
+    const hashes = input.array(Uint32Array);
+    const table = input.array(Int32Array);
+    // The hash table's length is a power of two above twice the slots (slotOf masks with it).
+    if (this.ids.size !== size || hashes.length !== size || table.length < size * 2 || (table.length & (table.length - 1)) !== 0) {
+      throw new SnapshotRejected('a row table does not add up');
+    }
+    this.size = size;
+    this.aliveCount = aliveCount;
+    this.#hashes = hashes;
+    this.#table = table;
+    this.version++;
   }
 
   /** Words of a bitset covering every slot. */
@@ -153,6 +179,18 @@ export class NumberColumn {
     this.data = next;
   }
 
+  save(out: SnapshotWriter): void {
+    out.array(this.data);
+  }
+
+  /** Narrow or wide, as it was written. */
+  load(input: SnapshotReader): void {
+    const data = input.anyArray();
+    if (!(data instanceof Int32Array || data instanceof Float64Array)) throw new SnapshotRejected('a number column is neither Int32 nor Float64');
+    this.data = data;
+    this.#narrow = data instanceof Int32Array;
+  }
+
   /** The non-NULL values of slots [0, size), as doubles (for sorting). */
   present(size: number): Float64Array {
     this.ensure(size);
@@ -176,6 +214,14 @@ export class NumberColumn {
 /** A growable Int32Array (-1 for "none"). */
 export class Int32Column {
   data = new Int32Array(1024).fill(-1);
+
+  save(out: SnapshotWriter): void {
+    out.array(this.data);
+  }
+
+  load(input: SnapshotReader): void {
+    this.data = input.array(Int32Array);
+  }
 
   ensure(size: number): void {
     if (size <= this.data.length) return;

@@ -1,5 +1,6 @@
 import { Bitset } from './bitset.js';
 import type { RowTable } from './row-table.js';
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { compareUtf8 } from './string-store.js';
 
 // One documented order of a table: a numeric key descending, the row id (bytewise, as COLLATE "C"
@@ -66,6 +67,33 @@ export class SortOrder {
     for (let slot = 0, n = 0; slot < this.table.size; slot++) if (this.table.alive.has(slot)) slots[n++] = slot;
     slots.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
     this.#setSnapshot(slots, Float64Array.from(slots, (slot) => this.keyOf(slot)));
+  }
+
+  /** The order as of now: the changed slots are merged in first. */
+  save(out: SnapshotWriter): void {
+    if (this.#built && this.#dirtyList.length > 0) this.compact();
+    out.value(this.#built);
+    out.array(this.#perm);
+    out.array(this.#permKeys);
+  }
+
+  /** After the table's own load: the ranks are derived again, a linear pass. */
+  load(input: SnapshotReader): void {
+    this.#built = input.value<boolean>() === true;
+    const perm = input.array(Uint32Array);
+    const keys = input.anyArray();
+    if (!(keys instanceof Int32Array || keys instanceof Float64Array) || keys.length !== perm.length || perm.length > this.table.size) {
+      throw new SnapshotRejected('a sort order does not add up');
+    }
+    this.#perm = perm;
+    this.#permKeys = keys;
+    this.#rankOf = new Uint32Array(Math.max(this.table.size, 1)).fill(NO_RANK);
+    for (let rank = 0; rank < perm.length; rank++) {
+      if (perm[rank] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
+      this.#rankOf[perm[rank]] = rank;
+    }
+    this.#dirtyList = [];
+    this.#delta = null;
   }
 
   /** The slot's key changed, or it was added or removed. */

@@ -1,3 +1,5 @@
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
+
 // Append-only strings (row ids, the texts of a text index) as UTF-8 bytes in one buffer outside
 // the V8 heap. Millions of small JS strings cost ~40 bytes each in old space and lengthen every
 // major GC; here a string costs its bytes plus a 4-byte offset. Comparisons are bytewise, which is
@@ -109,6 +111,23 @@ export class StringStore {
     if (this.#start[index + 1] - start < needle.length) return false;
     for (let i = 0; i < needle.length; i++) if (this.#bytes[start + i] !== needle[i]) return false;
     return true;
+  }
+
+  save(out: SnapshotWriter): void {
+    out.value(this.#size);
+    out.array(this.#bytes, this.#start[this.#size]);
+    out.array(this.#start, this.#size + 1);
+  }
+
+  load(input: SnapshotReader): void {
+    const size = input.value<number>();
+    const bytes = input.bytes();
+    const start = input.array(Uint32Array);
+    if (!Number.isSafeInteger(size) || start.length !== size + 1 || start[size] !== bytes.length) throw new SnapshotRejected('a string store does not add up');
+    this.#size = size;
+    // An empty store keeps room to grow, as a new one has.
+    this.#bytes = bytes.length > 0 ? bytes : Buffer.allocUnsafeSlow(1 << 16);
+    this.#start = start;
   }
 
   /** Drops the growth room (after a bulk load). */

@@ -1,5 +1,6 @@
 import { Bitset } from './bitset.js';
 import { hashOf, Int32Column } from './row-table.js';
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
 
 // Substring search over a text column (`lower(username) LIKE '%q%'`): the distinct texts of the
@@ -72,6 +73,71 @@ export class TextIndex {
       if (posting.data.length > posting.length) posting.data = posting.data.slice(0, Math.max(posting.length, 1));
     }
     this.#group();
+  }
+
+  /** Grouped as of now; the trigram postings as three arrays (keys, lengths, all their slots). */
+  save(out: SnapshotWriter): void {
+    if (this.#changedSlots.length > 0) this.#group();
+    this.#texts.save(out);
+    out.value({ slots: this.#slots, rowsWithText: this.#rowsWithText });
+    out.array(this.#entryHashes);
+    out.array(this.#table);
+    out.array(this.#entryRows);
+    this.#entryOf.save(out);
+    out.array(this.#groupStart);
+    out.array(this.#groupSlots);
+    this.#present.save(out);
+    const keys = new Float64Array(this.#trigrams.size);
+    const lengths = new Uint32Array(this.#trigrams.size);
+    let total = 0;
+    let i = 0;
+    for (const [key, posting] of this.#trigrams) {
+      keys[i] = key;
+      lengths[i++] = posting.length;
+      total += posting.length;
+    }
+    const all = new Uint32Array(total);
+    let at = 0;
+    for (const posting of this.#trigrams.values()) {
+      all.set(posting.data.subarray(0, posting.length), at);
+      at += posting.length;
+    }
+    out.array(keys);
+    out.array(lengths);
+    out.array(all);
+  }
+
+  load(input: SnapshotReader): void {
+    this.#texts.load(input);
+    const { slots, rowsWithText } = input.value<{ slots: number; rowsWithText: number }>();
+    this.#slots = slots;
+    this.#rowsWithText = rowsWithText;
+    this.#entryHashes = input.array(Uint32Array);
+    this.#table = input.array(Int32Array);
+    this.#entryRows = input.array(Int32Array);
+    this.#entryOf.load(input);
+    this.#groupStart = input.array(Int32Array);
+    this.#groupSlots = input.array(Int32Array);
+    this.#present.load(input);
+    const keys = input.array(Float64Array);
+    const lengths = input.array(Uint32Array);
+    const all = input.array(Uint32Array);
+    if (lengths.length !== keys.length || this.#groupStart.length !== this.#texts.size + 1 || (this.#table.length & (this.#table.length - 1)) !== 0) {
+      throw new SnapshotRejected('a text index does not add up');
+    }
+    this.#trigrams.clear();
+    let at = 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (lengths[i] === 0 || at + lengths[i] > all.length) throw new SnapshotRejected('a text index does not add up');
+      // A view of exactly its length: the first entry added copies it out before writing.
+      this.#trigrams.set(keys[i], { data: all.subarray(at, at + lengths[i]), length: lengths[i] });
+      at += lengths[i];
+    }
+    this.#changed = new Bitset(slots);
+    this.#changedSlots = [];
+    this.#matches.clear();
+    this.#rows.clear();
+    this.#version++;
   }
 
   /** Groups every slot by entry (a counting sort) and forgets the changes. */

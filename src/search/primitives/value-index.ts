@@ -1,4 +1,5 @@
 import { Bitset, popcountAnd } from './bitset.js';
+import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 
 // A bitmap per distinct value of a low-cardinality column (platform, country, language, gender,
 // a yes/no flag, a category): `country IN (…)` is the OR of a few bitmaps. A single-valued column
@@ -78,6 +79,32 @@ export class ValueIndex<V extends string | number | boolean> {
       }
     }
     return this.#values.slice(1).map((value, i): [V, number] => [value, counts[i + 1]]);
+  }
+
+  save(out: SnapshotWriter): void {
+    out.value(this.#values.slice(1));
+    for (const bitmap of this.#bitmaps) bitmap.save(out);
+    out.array(this.#codeOf);
+  }
+
+  load(input: SnapshotReader): void {
+    const values = input.value<V[]>();
+    if (!Array.isArray(values)) throw new SnapshotRejected('a value index has no values');
+    this.#values.length = 1;
+    this.#bitmaps.length = 0;
+    this.#codes.clear();
+    for (const value of values) {
+      this.#codes.set(value, this.#values.length);
+      this.#values.push(value);
+    }
+    for (let code = 0; code < this.#values.length; code++) {
+      const bitmap = new Bitset();
+      bitmap.load(input);
+      this.#bitmaps.push(bitmap);
+    }
+    const codeOf = input.anyArray();
+    if (codeOf instanceof Int32Array || codeOf instanceof Float64Array) throw new SnapshotRejected('a value index has codes of a signed type');
+    this.#codeOf = codeOf;
   }
 
   get distinctValues(): number {

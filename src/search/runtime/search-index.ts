@@ -17,11 +17,14 @@ import { LiveStreamIndex } from '../tables/live-streams.js';
 import { VideoIndex } from '../tables/videos.js';
 import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
 import { type RowChanges, SearchRows } from '../row-cache.js';
+import { SnapshotRejected } from '../primitives/snapshot-io.js';
+import { readSnapshot, type SnapshotSettings, snapshotPath, writeSnapshot } from './snapshots.js';
 
-// The search index of one server process: loaded from PostgreSQL at start (in one snapshot), then
-// kept within about a second of it by following the change feed (src/store/changes.ts). Until a
-// table is loaded, and while it reloads after a bulk load, its searches return null and the
-// caller runs the SQL path instead: answers are exact either way.
+// The search index of one server process: loaded at start from its snapshot file and caught up
+// from the change feed (./snapshots.ts), or else from PostgreSQL (in one transaction snapshot),
+// then kept within about a second of it by following the change feed (src/store/changes.ts).
+// Until a table is loaded, and while it reloads after a bulk load, its searches return null and
+// the caller runs the SQL path instead: answers are exact either way.
 
 const LOAD_BATCH = 10_000;
 const ID_BATCH = 50_000;
@@ -35,6 +38,8 @@ export interface SearchIndexOptions {
   pollMs?: number;
   /** Told which cached rows are stale, before the index reads any changed row itself. */
   onRowsChanged?: (changes: RowChanges) => void;
+  /** Where and how often the index is written to disk; unset: never (every start loads from the database). */
+  snapshots?: SnapshotSettings;
 }
 
 export class SearchIndex {
@@ -44,6 +49,10 @@ export class SearchIndex {
   #position: FeedPosition | null = null;
   #lastRead: number | null = null;
   #lastPrune = 0;
+  #loadedFrom: 'snapshot' | 'database' | null = null;
+  /** The feed position the snapshot file holds (null: none written or loaded by this process). */
+  #snapshotAt: string | null = null;
+  #lastSnapshot = 0;
   #stopped = false;
   #timer: NodeJS.Timeout | null = null;
   /** Feed reads and loads run one at a time. */
@@ -56,7 +65,11 @@ export class SearchIndex {
 
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
   start(): Promise<void> {
-    const loading = this.#serial(() => this.#loadAll());
+    const loading = this.#serial(async () => {
+      if (await this.#loadSnapshot()) return;
+      await this.#loadAll();
+      await this.#writeSnapshot('after a full load');
+    });
     loading.then(
       () => this.#schedule(),
       (error: unknown) => {
@@ -72,10 +85,12 @@ export class SearchIndex {
     return this.#serial(() => this.#poll());
   }
 
+  /** Stops following the feed and writes a last snapshot (when snapshots are on and it moved on). */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#queue.catch(() => {});
+    await this.#serial(() => this.#writeSnapshot('at shutdown')).catch(() => {});
   }
 
   /** Every table loaded: searches are served from memory. */
@@ -115,6 +130,7 @@ export class SearchIndex {
       channels: this.#videos?.channelCount ?? null,
       liveStreams: this.#live?.table.aliveCount ?? null,
       lagMs: this.#lastRead === null ? null : Date.now() - this.#lastRead,
+      loadedFrom: this.#loadedFrom,
     };
   }
 
@@ -127,7 +143,11 @@ export class SearchIndex {
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      void this.#serial(() => this.#poll())
+      void this.#serial(async () => {
+        await this.#poll();
+        const every = this.options.snapshots?.everyMs ?? 0;
+        if (every > 0 && Date.now() - this.#lastSnapshot >= every) await this.#writeSnapshot('periodic');
+      })
         .catch((error: unknown) => this.options.log.warn('search index: reading the change feed failed; retrying', { error: errorText(error) }))
         .finally(() => this.#schedule());
     }, this.#pollMs);
@@ -152,11 +172,77 @@ export class SearchIndex {
         this.#position = position;
       });
     this.#lastRead = Date.now();
+    this.#loadedFrom = 'database';
     this.options.log.info('search index loaded', {
       ...this.stats(),
       durationMs: Math.round(performance.now() - started),
       heapUsedMb: Math.round(process.memoryUsage().heapUsed / 1_048_576),
     });
+  }
+
+  /** The snapshot file, checked and caught up from the feed; false (and nothing loaded) when there is none or it is refused. */
+  async #loadSnapshot(): Promise<boolean> {
+    const settings = this.options.snapshots;
+    if (!settings) return false;
+    const log = this.options.log;
+    const started = performance.now();
+    let path = '';
+    try {
+      path = await snapshotPath(this.options.db, settings.dir);
+      const snapshot = await readSnapshot(this.options.db, path);
+      if (!snapshot) {
+        log.info('search index: no snapshot yet; loading from the database', { path });
+        return false;
+      }
+      const readMs = Math.round(performance.now() - started);
+      this.options.onRowsChanged?.({ creators: 'all', videos: 'all', channels: 'all', liveStreams: true });
+      this.#creators = snapshot.creators;
+      this.#videos = snapshot.videos;
+      this.#live = new LiveStreamIndex(await loadLiveStreamIndexRows(this.options.db));
+      this.#position = snapshot.position;
+      this.#snapshotAt = snapshot.position.lastId;
+      this.#lastSnapshot = Date.now();
+      this.#lastRead = Date.now();
+      this.#loadedFrom = 'snapshot';
+      // Ready once it has caught up with what changed since it was written.
+      await this.#poll();
+      log.info('search index loaded from its snapshot', {
+        ...this.stats(),
+        path,
+        bytes: snapshot.bytes,
+        readMs,
+        durationMs: Math.round(performance.now() - started),
+      });
+      return true;
+    } catch (error) {
+      this.#creators = null;
+      this.#videos = null;
+      this.#live = null;
+      this.#position = null;
+      this.#snapshotAt = null;
+      this.#loadedFrom = null;
+      const reason = error instanceof SnapshotRejected ? error.message : `catching up failed: ${errorText(error)}`;
+      log.warn('search index snapshot not used; loading from the database', { path, reason });
+      return false;
+    }
+  }
+
+  /** Writes the creator and video indexes to the snapshot file, if snapshots are on and the index moved on since the last one. */
+  async #writeSnapshot(why: string): Promise<void> {
+    const settings = this.options.snapshots;
+    const position = this.#position;
+    if (!settings || !this.#creators || !this.#videos || !position || this.#snapshotAt === position.lastId) return;
+    const started = performance.now();
+    this.#lastSnapshot = Date.now();
+    try {
+      const path = await snapshotPath(this.options.db, settings.dir);
+      const bytes = await writeSnapshot(this.options.db, path, position, this.#creators, this.#videos);
+      if (bytes === null) return;
+      this.#snapshotAt = position.lastId;
+      this.options.log.info('search index snapshot written', { why, path, bytes, durationMs: Math.round(performance.now() - started) });
+    } catch (error) {
+      this.options.log.warn('search index snapshot not written', { why, error: errorText(error) });
+    }
   }
 
   async #poll(): Promise<void> {

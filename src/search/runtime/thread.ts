@@ -11,6 +11,7 @@ import type { ReadConnection, Store } from '../../store/connect.js';
 import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
 import { type RowChanges, SearchRows } from '../row-cache.js';
 import { LocalSearch } from './search-index.js';
+import type { SnapshotSettings } from './snapshots.js';
 
 // The search index in a worker thread of its own (src/search/runtime/worker.ts). One event loop served
 // HTTP, GraphQL, the pipeline and the index, and was the limit at 16 connections while the
@@ -22,6 +23,7 @@ import { LocalSearch } from './search-index.js';
 export interface WorkerSettings {
   connection: ReadConnection;
   pollMs: number;
+  snapshots?: SnapshotSettings;
 }
 
 type Table = 'creators' | 'videos' | 'liveStreams';
@@ -38,10 +40,12 @@ export type FromWorker =
   | { type: 'state'; ready: boolean; stats: SearchIndexStats; readAt: number | null }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string; details?: Record<string, unknown> };
 
-const NOTHING_LOADED: SearchIndexStats = { creators: null, videos: null, channels: null, liveStreams: null, lagMs: null };
+const NOTHING_LOADED: SearchIndexStats = { creators: null, videos: null, channels: null, liveStreams: null, lagMs: null, loadedFrom: null };
 const RESTART_FIRST_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const STOP_WAIT_MS = 5_000;
+/** With snapshots on, the last one is written at stop: seconds at ten million rows. */
+const STOP_WAIT_SNAPSHOT_MS = 60_000;
 
 const fromSource = import.meta.url.endsWith('.ts');
 // A search's garbage is a few small objects: V8's default young generation (tens of MB per
@@ -123,7 +127,7 @@ export class SearchThread implements Search {
     const worker = this.#worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const timer = setTimeout(() => void worker.terminate(), STOP_WAIT_MS);
+    const timer = setTimeout(() => void worker.terminate(), this.options.snapshots ? STOP_WAIT_SNAPSHOT_MS : STOP_WAIT_MS);
     // The thread closes its connections itself, then ends.
     await this.#call('stop')
       .catch(() => {})
@@ -163,7 +167,8 @@ export class SearchThread implements Search {
   }
 
   #spawn(): void {
-    const settings: WorkerSettings = { connection: this.options.connection, pollMs: this.options.pollMs };
+    const { connection, pollMs, snapshots } = this.options;
+    const settings: WorkerSettings = { connection, pollMs, ...(snapshots ? { snapshots } : {}) };
     const worker = startWorker(settings);
     // The index alone must not keep a finished process alive.
     worker.unref();
@@ -227,9 +232,10 @@ export class SearchThread implements Search {
  * The process's search index: in a thread of its own over PostgreSQL (unless `thread` is false),
  * in the pipeline's thread on the embedded store (its one connection lives in this thread).
  */
-export function createSearch(options: { store: Store; log: Logger; pollMs: number; thread: boolean; rowCacheRows?: number }): Search {
+export function createSearch(options: { store: Store; log: Logger; pollMs: number; thread: boolean; rowCacheRows?: number; snapshots?: SnapshotSettings }): Search {
   const connection = options.store.readConnection;
   const rows: ServerRows = new SearchRows(options.rowCacheRows);
-  if (options.thread && connection) return new SearchThread({ connection, pollMs: options.pollMs, log: options.log }, rows);
-  return new LocalSearch({ db: options.store.readDb, log: options.log, pollMs: options.pollMs }, rows);
+  const { pollMs, log, snapshots } = options;
+  if (options.thread && connection) return new SearchThread({ connection, pollMs, log, ...(snapshots ? { snapshots } : {}) }, rows);
+  return new LocalSearch({ db: options.store.readDb, log, pollMs, snapshots }, rows);
 }

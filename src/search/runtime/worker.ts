@@ -30,6 +30,7 @@ const index = new SearchIndex({
   db: store.db,
   log,
   pollMs: settings.pollMs,
+  snapshots: settings.snapshots,
   onRowsChanged: (changes) => post({ type: 'rows', changes }),
 });
 

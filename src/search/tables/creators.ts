@@ -11,6 +11,7 @@ import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
+import type { SnapshotReader, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
@@ -40,7 +41,7 @@ const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
 };
 
 export class CreatorIndex {
-  readonly #platformOf: string[] = [];
+  #platformOf: string[] = [];
   readonly table: RowTable = new RowTable((slot, key) => {
     const platform = this.#platformOf[slot];
     return key.startsWith(platform) && key.charCodeAt(platform.length) === 0 && this.table.ids.equals(slot, key, platform.length + 1);
@@ -114,6 +115,38 @@ export class CreatorIndex {
 
   get loaded(): boolean {
     return this.#loaded;
+  }
+
+  /** Every structure, in the order `load` reads them (src/search/runtime/snapshots.ts). */
+  save(out: SnapshotWriter): void {
+    out.value(this.#loaded);
+    out.strings(this.#platformOf);
+    this.table.save(out);
+    for (const values of this.#valueIndexes()) values.save(out);
+    for (const { range } of Object.values(this.#numeric)) range.save(out);
+    this.#lastPublishAt.save(out);
+    this.#username.save(out);
+    this.#fullName.save(out);
+    this.#followers.save(out);
+    this.#engagement.save(out);
+  }
+
+  /** Into a new, empty index. */
+  load(input: SnapshotReader): void {
+    this.#loaded = input.value<boolean>() === true;
+    this.#platformOf = input.strings() as string[];
+    this.table.load(input);
+    for (const values of this.#valueIndexes()) values.load(input);
+    for (const { range } of Object.values(this.#numeric)) range.load(input);
+    this.#lastPublishAt.load(input);
+    this.#username.load(input);
+    this.#fullName.load(input);
+    this.#followers.load(input);
+    this.#engagement.load(input);
+  }
+
+  #valueIndexes(): ValueIndex<string | number | boolean>[] {
+    return [this.#platform, this.#country, this.#language, this.#gender, this.#verified, this.#hasEmail, this.#categories] as ValueIndex<string | number | boolean>[];
   }
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */

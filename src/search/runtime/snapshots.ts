@@ -1,0 +1,144 @@
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
+import type { Kysely } from 'kysely';
+import { changeFingerprint, type ChangeFingerprint, databaseName, type FeedPosition } from '../../store/changes.js';
+import type { Database } from '../../store/database.js';
+import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../primitives/snapshot-io.js';
+import { CreatorIndex } from '../tables/creators.js';
+import { VideoIndex } from '../tables/videos.js';
+
+// The index on disk, so that a restarted process is ready in seconds instead of rebuilding from
+// PostgreSQL (docs/operations.md, "Search index snapshots"). A snapshot holds the creator and
+// video indexes as they were at one position of the change feed; a start loads it and catches up
+// from the feed. The live-stream index, a few thousand rows, is read from the database each time.
+//
+// A snapshot is used only when all of these hold, else the index is rebuilt from the database:
+// - the file is whole: magic, this format's version, every record of the kind expected, the
+//   CRC-32 of every byte and the length in its trailer;
+// - the database still holds the change at the snapshot's position, the same one: its id, time,
+//   table and key. A feed pruned past the snapshot no longer has it; another database (a second
+//   one pointed at the same folder, a copy that went its own way) has none or another one.
+
+/** Bumped whenever any structure's save/load changes: an older file is rebuilt, never misread. */
+export const SNAPSHOT_FORMAT = 1;
+
+export interface SnapshotSettings {
+  /** The folder of the snapshot files, one per database name. */
+  dir: string;
+  /** How often a snapshot is written while serving (0: only after a full load and at shutdown). */
+  everyMs: number;
+}
+
+interface SnapshotMeta {
+  database: string;
+  position: FeedPosition;
+  /** The change at `position.lastId`, as the database held it. */
+  fingerprint: ChangeFingerprint;
+  writtenAt: string;
+}
+
+export interface LoadedSnapshot {
+  position: FeedPosition;
+  creators: CreatorIndex;
+  videos: VideoIndex;
+  bytes: number;
+}
+
+/** The snapshot file of the database `db` reads (named after it: databases of one server do not share a file). */
+export async function snapshotPath(db: Kysely<Database>, dir: string): Promise<string> {
+  const name = (await databaseName(db)).replace(/[^A-Za-z0-9_.-]/g, '_');
+  return join(dir, `search-index.${name}.snapshot`);
+}
+
+/**
+ * Writes the indexes at `position` to `path`: a new file beside it, flushed to disk, then renamed
+ * over the old one, so a crash leaves the previous snapshot whole. Returns the bytes written, or
+ * null when the position cannot be verified later (an empty feed, or its change already gone).
+ */
+export async function writeSnapshot(
+  db: Kysely<Database>,
+  path: string,
+  position: FeedPosition,
+  creators: CreatorIndex,
+  videos: VideoIndex,
+): Promise<number | null> {
+  const fingerprint = position.lastId === '0' ? null : await changeFingerprint(db, position.lastId);
+  if (!fingerprint) return null;
+  const meta: SnapshotMeta = { database: await databaseName(db), position, fingerprint, writtenAt: new Date().toISOString() };
+  mkdirSync(join(path, '..'), { recursive: true });
+  const temporary = `${path}.${process.pid}-${threadId}.partial`;
+  const fd = openSync(temporary, 'w');
+  try {
+    const out = new SnapshotWriter(fd, SNAPSHOT_FORMAT);
+    out.value(meta);
+    creators.save(out);
+    videos.save(out);
+    const bytes = out.finish();
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temporary, path);
+    return bytes;
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * The indexes of the snapshot at `path`, checked whole and against the database; null when there
+ * is none. Throws SnapshotRejected, with the reason, for a file that must not be used.
+ */
+export async function readSnapshot(db: Kysely<Database>, path: string): Promise<LoadedSnapshot | null> {
+  if (!existsSync(path)) return null;
+  let reader: SnapshotReader;
+  try {
+    reader = SnapshotReader.open(path);
+  } catch (error) {
+    if (error instanceof SnapshotRejected) throw error;
+    throw new SnapshotRejected(`unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    if (reader.version !== SNAPSHOT_FORMAT) throw new SnapshotRejected(`format ${reader.version}, not ${SNAPSHOT_FORMAT}`);
+    const meta = reader.value<SnapshotMeta>();
+    if (!isMeta(meta)) throw new SnapshotRejected('no position in the change feed');
+    // Checked before the bulk is read: a foreign or outdated snapshot costs one query, not a load.
+    const current = await changeFingerprint(db, meta.position.lastId);
+    if (!current) throw new SnapshotRejected('the change feed no longer holds its position (pruned past it, or another database)');
+    if (!sameChange(current, meta.fingerprint)) throw new SnapshotRejected('the change at its position differs (another database)');
+    const creators = new CreatorIndex();
+    creators.load(reader);
+    const videos = new VideoIndex();
+    videos.load(reader);
+    reader.finish();
+    return { position: meta.position, creators, videos, bytes: reader.size };
+  } catch (error) {
+    if (error instanceof SnapshotRejected) throw error;
+    // A structure that could not take what it read (an array too short for its table...).
+    throw new SnapshotRejected(`inconsistent: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    reader.close();
+  }
+}
+
+function isMeta(meta: unknown): meta is SnapshotMeta {
+  const candidate = meta as SnapshotMeta | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.position?.lastId === 'string' &&
+    /^[0-9]+$/.test(candidate.position.lastId) &&
+    Array.isArray(candidate.position.running) &&
+    candidate.position.running.every((txid) => typeof txid === 'string' && /^[0-9]+$/.test(txid)) &&
+    typeof candidate.fingerprint === 'object' &&
+    candidate.fingerprint !== null
+  );
+}
+
+const sameChange = (a: ChangeFingerprint, b: ChangeFingerprint) =>
+  a.changedAt === b.changedAt && a.entity === b.entity && a.platform === b.platform && a.key === b.key;

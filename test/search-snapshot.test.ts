@@ -1,0 +1,299 @@
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDemo } from '../src/cli/seed.js';
+import type { FacetRequest } from '../src/domain/facets.js';
+import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
+import { creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
+import { defaultVideoSort, type VideoSearch, videosArgs } from '../src/inputs/videos.js';
+import { videoSorts } from '../src/domain/orders.js';
+import type { Logger } from '../src/observability/log.js';
+import { SearchIndex } from '../src/search/runtime/search-index.js';
+import { SNAPSHOT_FORMAT, snapshotPath } from '../src/search/runtime/snapshots.js';
+import { createSearch } from '../src/search/runtime/thread.js';
+import { expandCategoryIds } from '../src/store/categories.js';
+import { pruneChanges } from '../src/store/changes.js';
+import { channelIndexRows } from '../src/store/channels.js';
+import { creatorIndexRows } from '../src/store/creators.js';
+import { videoIndexRows } from '../src/store/videos.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { boundSortKey, pick, randomCreatorFilter, randomPage, randomVideoFilter } from './support/random-searches.js';
+import { createTestStore, type TestStore } from './support/store.js';
+
+// The index written to disk and read back (src/search/runtime/snapshots.ts): a start from a
+// snapshot, caught up from the change feed, answers exactly what an index built from the database
+// answers; a snapshot that is damaged, of another format, of another database or older than the
+// feed's retention is detected and the index rebuilt from the database instead, never used.
+
+let store: TestStore;
+let root: string;
+let rows: CreatorIndexRow[];
+let categoryIds: number[];
+let videoRows: VideoIndexRow[];
+let channelRows: ChannelIndexRow[];
+
+interface Line {
+  level: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+function recorder(): Logger & { lines: Line[] } {
+  const lines: Line[] = [];
+  const at = (level: string) => (message: string, details?: Record<string, unknown>) => void lines.push({ level, message, details });
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** An index over `db` (the test store unless given); snapshots in `dir` unless it is null. */
+function indexOver(dir: string | null, log = recorder(), db = store.db): SearchIndex {
+  return new SearchIndex({ db, log, pollMs: 3_600_000, ...(dir === null ? {} : { snapshots: { dir, everyMs: 0 } }) });
+}
+
+async function started(index: SearchIndex): Promise<SearchIndex> {
+  await index.start();
+  return index;
+}
+
+const creatorFacets: FacetRequest<'country' | 'followerCount' | 'category'>[] = [
+  { facet: 'country', excludeOwn: false },
+  { facet: 'category', excludeOwn: true },
+  { facet: 'followerCount', excludeOwn: true, edges: [0, 1_000, 100_000, 1_000_000] },
+];
+const videoFacets: FacetRequest<'category' | 'channelCountry' | 'month'>[] = [
+  { facet: 'category', excludeOwn: false },
+  { facet: 'channelCountry', excludeOwn: true },
+  { facet: 'month', excludeOwn: false },
+];
+
+/**
+ * Random creator and video searches (with facets, and one page on from the first's last cursor)
+ * asked of both indexes: every answer must be the same, ids, cursors, totals, flags and facets.
+ */
+async function expectSameAnswers(loaded: SearchIndex, built: SearchIndex, seed: string, runs: number): Promise<number> {
+  const rng = seededRandom(seed);
+  let compared = 0;
+  for (let run = 0; run < runs; run++) {
+    const sort = rng.chance(0.5) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
+    let filter = randomCreatorFilter(rng, rows, categoryIds);
+    if (rng.chance(0.3)) filter = boundSortKey(rng, rows, filter, sort ?? defaultCreatorSort(filter));
+    const creators = creatorsArgs.safeParse({ filter });
+    if (creators.success) {
+      const parsed = creators.data.filter!;
+      const check = parsed.categoryIds?.length ? await expandCategoryIds(store.db, parsed.categoryIds) : null;
+      const search: CreatorSearch = { platform: 'twitter', filter: parsed, categoryIds: check ? check.expanded : null, sort: sort ?? defaultCreatorSort(parsed) };
+      const page = randomPage(rng);
+      const answer = loaded.creators(search, page, creatorFacets);
+      expect(answer, JSON.stringify({ search, page })).toEqual(built.creators(search, page, creatorFacets));
+      if (answer && answer.cursors.length > 0 && page.offset == null) {
+        const next = { first: 10, after: answer.cursors.at(-1) };
+        expect(loaded.creators(search, next), JSON.stringify({ search, next })).toEqual(built.creators(search, next));
+      }
+      compared++;
+    }
+    const videos = videosArgs.safeParse({ filter: randomVideoFilter(rng, videoRows, channelRows), sortBy: pick(rng, [undefined, ...videoSorts]) });
+    if (videos.success) {
+      const filter = videos.data.filter ?? {};
+      const search: VideoSearch = { filter, sort: videos.data.sortBy ?? defaultVideoSort(filter) };
+      const page = randomPage(rng);
+      expect(loaded.videos(search, page, videoFacets), JSON.stringify({ search, page })).toEqual(built.videos(search, page, videoFacets));
+      compared++;
+    }
+  }
+  return compared;
+}
+
+/** Rows added, changed and removed in each table the snapshot holds (through the change feed's triggers). */
+async function writeSome(tag: string): Promise<void> {
+  await sql`UPDATE creators SET follower_count = follower_count * 3 + 11, username = username || ${tag}
+            WHERE user_id IN (SELECT user_id FROM creators ORDER BY user_id LIMIT 40)`.execute(store.db);
+  await sql`DELETE FROM creators WHERE user_id IN (SELECT user_id FROM creators ORDER BY user_id DESC LIMIT 5)`.execute(store.db);
+  await sql`UPDATE channels SET country = 'JP', follower_count = follower_count + 1
+            WHERE channel_id IN (SELECT channel_id FROM channels ORDER BY channel_id LIMIT 5)`.execute(store.db);
+  await sql`UPDATE videos SET play_count = play_count + 1000, title = title || ${tag}
+            WHERE video_id IN (SELECT video_id FROM videos ORDER BY video_id LIMIT 30)`.execute(store.db);
+  await sql`DELETE FROM videos WHERE video_id IN (SELECT video_id FROM videos ORDER BY video_id DESC LIMIT 7)`.execute(store.db);
+  await store.db.transaction().execute(async (trx) => {
+    await sql`CREATE TEMP TABLE new_videos ON COMMIT DROP AS SELECT * FROM videos ORDER BY video_id LIMIT 12`.execute(trx);
+    await sql`UPDATE new_videos SET video_id = ${tag} || video_id, create_at = create_at + interval '3 days'`.execute(trx);
+    await sql`INSERT INTO videos SELECT * FROM new_videos`.execute(trx);
+  });
+}
+
+beforeAll(async () => {
+  store = await createTestStore();
+  await seedDemo(store.db, { write: () => true } as unknown as NodeJS.WritableStream);
+  rows = await creatorIndexRows(store.db, null, 1_000_000);
+  categoryIds = (await store.db.selectFrom('categories').select(['id', 'level']).execute()).filter((c) => c.level > 1).map((c) => c.id);
+  videoRows = await videoIndexRows(store.db, null, 1_000_000);
+  channelRows = await channelIndexRows(store.db, null, 1_000_000);
+  root = mkdtempSync(join(tmpdir(), 'cds-snapshots-'));
+}, 120_000);
+
+afterAll(async () => {
+  await store?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe('search index snapshots', () => {
+  let dir: string;
+  let good: Buffer;
+
+  it('are written after a full load, and a start from one, caught up from the feed, answers as a new build does', { timeout: 300_000 }, async () => {
+    dir = join(root, 'main');
+    const first = await started(indexOver(dir));
+    expect(first.stats().loadedFrom).toBe('database');
+    await first.stop();
+    const path = await snapshotPath(store.db, dir);
+    expect(existsSync(path)).toBe(true);
+    good = readFileSync(path);
+
+    await writeSome('after-');
+    const log = recorder();
+    const loaded = await started(indexOver(dir, log));
+    const built = await started(indexOver(null));
+    expect(loaded.stats().loadedFrom).toBe('snapshot');
+    expect(built.stats().loadedFrom).toBe('database');
+    expect(log.lines.find((line) => line.message === 'search index loaded from its snapshot')?.details).toMatchObject({ bytes: good.length });
+    expect(loaded.stats()).toMatchObject({ creators: built.stats().creators, videos: built.stats().videos, channels: built.stats().channels });
+    // The writes are in: the changed title is found, and answers match the new build's.
+    const changed = loaded.videos({ filter: { query: 'after-' }, sort: 'NEWEST' }, { first: 50 });
+    expect(changed?.total).toBeGreaterThanOrEqual(30);
+    expect(await expectSameAnswers(loaded, built, "snapshot", 120)).toBeGreaterThan(150);
+    await loaded.stop();
+    await built.stop();
+  });
+
+  it('are written again at shutdown once the index moved on, and a start reads that one', { timeout: 120_000 }, async () => {
+    const path = await snapshotPath(store.db, dir);
+    const before = readFileSync(path);
+    const log = recorder();
+    const index = await started(indexOver(dir, log));
+    await writeSome('shutdown-');
+    await index.refresh();
+    await index.stop();
+    expect(log.lines.find((line) => line.message === 'search index snapshot written')?.details).toMatchObject({ why: 'at shutdown' });
+    expect(readFileSync(path).equals(before)).toBe(false);
+
+    // Nothing changed since: the next stop leaves the file alone.
+    const again = recorder();
+    const next = await started(indexOver(dir, again));
+    expect(next.stats().loadedFrom).toBe('snapshot');
+    const found = next.videos({ filter: { query: 'shutdown-' }, sort: 'NEWEST' }, { first: 50 });
+    expect(found?.total).toBeGreaterThanOrEqual(30);
+    await next.stop();
+    expect(again.lines.filter((line) => line.message === 'search index snapshot written')).toEqual([]);
+    good = readFileSync(path);
+  });
+
+  it('load nothing without a snapshot file: the index is built from the database', async () => {
+    const log = recorder();
+    const index = await started(indexOver(join(root, 'empty'), log));
+    expect(index.stats().loadedFrom).toBe('database');
+    expect(log.lines.map((line) => line.message)).toContain('search index: no snapshot yet; loading from the database');
+    await index.stop();
+  });
+
+  const damaged: [string, (file: Buffer) => Buffer, RegExp][] = [
+    ['a byte changed in the middle', (file) => {
+      const copy = Buffer.from(file);
+      copy[Math.floor(copy.length / 2)] ^= 0x5a;
+      return copy;
+    }, /checksum|add up|kind|past the end|inconsistent/],
+    ['a byte changed in its last record', (file) => {
+      const copy = Buffer.from(file);
+      copy[copy.length - 40] ^= 0x01;
+      return copy;
+    }, /checksum/],
+    ['cut short', (file) => file.subarray(0, Math.floor(file.length * 0.6)), /end|past the end|add up/],
+    ['cut by its trailer only', (file) => file.subarray(0, file.length - 10), /end|trailer|length/],
+    ['of another format version', (file) => {
+      const copy = Buffer.from(file);
+      copy.writeUInt32LE(SNAPSHOT_FORMAT + 1, 8);
+      return copy;
+    }, new RegExp(`format ${SNAPSHOT_FORMAT + 1}, not ${SNAPSHOT_FORMAT}`)],
+    ['not a snapshot at all', () => Buffer.from('{"hello": "world"}\n'.repeat(10)), /not a snapshot|shorter/],
+  ];
+
+  it.each(damaged)('are refused when %s; the index is rebuilt from the database, answers exact', { timeout: 120_000 }, async (name, damage, reason) => {
+    const caseDir = join(root, name.replace(/\W+/g, '-'));
+    const path = await snapshotPath(store.db, caseDir);
+    rmSync(caseDir, { recursive: true, force: true });
+    await import('node:fs').then((fs) => fs.mkdirSync(caseDir, { recursive: true }));
+    writeFileSync(path, damage(good));
+    const log = recorder();
+    const index = await started(indexOver(caseDir, log));
+    expect(index.stats().loadedFrom).toBe('database');
+    const refusal = log.lines.find((line) => line.message === 'search index snapshot not used; loading from the database');
+    expect(refusal?.level).toBe('warn');
+    expect(String(refusal?.details?.reason)).toMatch(reason);
+    // The refused file is replaced by a whole one, which the next start uses.
+    expect(readFileSync(path).equals(good)).toBe(false);
+    const built = await started(indexOver(null));
+    expect(await expectSameAnswers(index, built, "refused", 15)).toBeGreaterThan(15);
+    await index.stop();
+    await built.stop();
+    const next = await started(indexOver(caseDir));
+    expect(next.stats().loadedFrom).toBe('snapshot');
+    await next.stop();
+  });
+
+  it("are refused when another database's snapshot is in the folder", { timeout: 180_000 }, async () => {
+    const other = await createTestStore();
+    try {
+      await seedDemo(other.db, { write: () => true } as unknown as NodeJS.WritableStream);
+      await sql`UPDATE creators SET follower_count = follower_count + 1 WHERE user_id IN (SELECT user_id FROM creators ORDER BY user_id LIMIT 3)`.execute(other.db);
+      const shared = join(root, 'shared');
+      const ours = await started(indexOver(shared));
+      await ours.stop();
+      // On one server the files are named after each database; the same name (two servers, or the
+      // embedded store's one database) is the case to refuse.
+      const theirs = await snapshotPath(other.db, shared);
+      const mine = await snapshotPath(store.db, shared);
+      if (theirs !== mine) copyFileSync(mine, theirs);
+      const log = recorder();
+      const index = await started(indexOver(shared, log, other.db));
+      expect(index.stats().loadedFrom).toBe('database');
+      const refusal = log.lines.find((line) => line.message === 'search index snapshot not used; loading from the database');
+      expect(String(refusal?.details?.reason), basename(theirs)).toMatch(/another database/);
+      const built = await started(indexOver(null, recorder(), other.db));
+      expect(index.stats()).toEqual({ ...built.stats(), lagMs: index.stats().lagMs, loadedFrom: 'database' });
+      await index.stop();
+      await built.stop();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)('are written and read by the index in its own thread (PostgreSQL)', { timeout: 120_000 }, async () => {
+    const threadDir = join(root, 'thread');
+    const first = createSearch({ store, log: recorder(), pollMs: 60_000, thread: true, snapshots: { dir: threadDir, everyMs: 0 } });
+    await first.start();
+    expect(first.stats().loadedFrom).toBe('database');
+    await first.stop();
+    const second = createSearch({ store, log: recorder(), pollMs: 60_000, thread: true, snapshots: { dir: threadDir, everyMs: 0 } });
+    await second.start();
+    expect(second.stats().loadedFrom).toBe('snapshot');
+    const { rows: counted } = await sql<{ n: string }>`SELECT count(*) AS n FROM creators`.execute(store.db);
+    expect(second.stats().creators).toBe(Number(counted[0].n));
+    await second.stop();
+  });
+
+  // Last: it empties the test database's change feed.
+  it('are refused once the change feed was pruned past them', { timeout: 120_000 }, async () => {
+    const path = await snapshotPath(store.db, dir);
+    writeFileSync(path, good);
+    await writeSome('pruned-');
+    await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+    await pruneChanges(store.db);
+    const log = recorder();
+    const index = await started(indexOver(dir, log));
+    expect(index.stats().loadedFrom).toBe('database');
+    const refusal = log.lines.find((line) => line.message === 'search index snapshot not used; loading from the database');
+    expect(String(refusal?.details?.reason)).toMatch(/no longer holds its position/);
+    const found = index.videos({ filter: { query: 'pruned-' }, sort: 'NEWEST' }, { first: 50 });
+    expect(found?.total).toBeGreaterThanOrEqual(30);
+    await index.stop();
+  });
+});
