@@ -89,9 +89,14 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
   return rows[0].name;
 }
 
-/** Drops changes older than the retention (any process may; it is idempotent). */
+/**
+ * Drops changes older than the retention (any process may; it is idempotent), except the newest:
+ * a quiet database keeps the change its readers' positions, and their snapshots, refer to.
+ */
 export async function pruneChanges(db: Kysely<Database>): Promise<void> {
-  await sql`DELETE FROM catalog_changes WHERE changed_at < now() - ${`${CHANGE_RETENTION_MS} milliseconds`}::interval`.execute(db);
+  await sql`DELETE FROM catalog_changes
+    WHERE changed_at < now() - ${`${CHANGE_RETENTION_MS} milliseconds`}::interval
+      AND id < (SELECT max(id) FROM catalog_changes)`.execute(db);
 }
 
 /**

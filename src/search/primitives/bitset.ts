@@ -4,6 +4,15 @@ import type { SnapshotReader, SnapshotWriter } from './snapshot-io.js';
 // 125 KB and AND, OR and popcount take about a tenth of a millisecond, which is what makes exact
 // totals cheap: a filter is a few word-wise operations, its total one popcount.
 
+/**
+ * The length to grow a per-row array of `length` to, for at least `needed`: doubling while small,
+ * an eighth more once past a million (a 20M-row column doubled for one new row would hold 20M
+ * rows' worth of nothing). Amortised, still a constant number of copies per row.
+ */
+export function grownLength(length: number, needed: number): number {
+  return Math.max(needed, length < 1 << 20 ? length * 2 : length + (length >>> 3));
+}
+
 export class Bitset {
   words: Uint32Array;
 
@@ -15,7 +24,7 @@ export class Bitset {
   grow(capacity: number): void {
     const needed = Math.ceil(capacity / 32);
     if (needed <= this.words.length) return;
-    const next = new Uint32Array(Math.max(needed, this.words.length * 2));
+    const next = new Uint32Array(grownLength(this.words.length, needed));
     next.set(this.words);
     this.words = next;
   }
@@ -35,6 +44,12 @@ export class Bitset {
   assign(bit: number, on: boolean): void {
     if (on) this.set(bit);
     else this.clear(bit);
+  }
+
+  /** Drops the room past `capacity` bits (after a bulk load). */
+  trim(capacity: number): void {
+    const words = Math.max(1, Math.ceil(capacity / 32));
+    if (this.words.length > words) this.words = this.words.slice(0, words);
   }
 
   save(out: SnapshotWriter): void {

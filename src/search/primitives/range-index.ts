@@ -1,5 +1,5 @@
 import { bucketOf } from '../../domain/facets.js';
-import { Bitset, bitCount, popcount } from './bitset.js';
+import { Bitset, bitCount, grownLength, popcount } from './bitset.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -99,7 +99,7 @@ export class RangeIndex {
   #setCode(slot: number, bucket: number, value: number): void {
     if (this.#codes === null) return;
     if (slot >= this.#codes.length) {
-      const grown = new Uint8Array(Math.max(slot + 1, this.#codes.length * 2));
+      const grown = new Uint8Array(grownLength(this.#codes.length, slot + 1));
       grown.set(this.#codes);
       this.#codes = grown;
     }
@@ -135,6 +135,12 @@ export class RangeIndex {
     } else {
       for (let k = from + 1; k <= to; k++) this.#below[k].clear(slot);
     }
+  }
+
+  /** Drops the room past `size` slots (after a bulk load). */
+  trim(size: number): void {
+    this.values.trim(size);
+    if (this.#codes !== null && this.#codes.length > size) this.#codes = this.#codes.slice(0, Math.max(size, 1));
   }
 
   save(out: SnapshotWriter): void {

@@ -1,4 +1,4 @@
-import { Bitset } from './bitset.js';
+import { Bitset, grownLength } from './bitset.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore } from './string-store.js';
 
@@ -54,7 +54,7 @@ export class RowTable {
     const slot = this.size++;
     this.ids.push(id);
     if (slot >= this.#hashes.length) {
-      const grown = new Uint32Array(Math.max(1024, this.#hashes.length * 2));
+      const grown = new Uint32Array(Math.max(1024, grownLength(this.#hashes.length, slot + 1)));
       grown.set(this.#hashes);
       this.#hashes = grown;
     }
@@ -65,6 +65,13 @@ export class RowTable {
     if (this.size * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
     else this.#place(slot, hash);
     return slot;
+  }
+
+  /** Drops the room past the slots in use (after a bulk load). */
+  trim(): void {
+    this.ids.trim();
+    this.alive.trim(this.size);
+    if (this.#hashes.length > this.size) this.#hashes = this.#hashes.slice(0, Math.max(this.size, 1));
   }
 
   markAlive(slot: number, alive: boolean): void {
@@ -122,7 +129,7 @@ export class Float64Column {
 
   ensure(size: number): void {
     if (size <= this.data.length) return;
-    const next = new Float64Array(Math.max(size, this.data.length * 2)).fill(NaN);
+    const next = new Float64Array(grownLength(this.data.length, size)).fill(NaN);
     next.set(this.data);
     this.data = next;
   }
@@ -174,9 +181,14 @@ export class NumberColumn {
   ensure(size: number): void {
     const length = this.data.length;
     if (size <= length) return;
-    const next = this.#narrow ? new Int32Array(Math.max(size, length * 2)).fill(NULL_INT) : new Float64Array(Math.max(size, length * 2)).fill(NaN);
+    const next = this.#narrow ? new Int32Array(grownLength(length, size)).fill(NULL_INT) : new Float64Array(grownLength(length, size)).fill(NaN);
     next.set(this.data);
     this.data = next;
+  }
+
+  /** Drops the room past `size` slots (after a bulk load). */
+  trim(size: number): void {
+    if (this.data.length > size) this.data = this.data.slice(0, Math.max(size, 1));
   }
 
   save(out: SnapshotWriter): void {
@@ -215,6 +227,11 @@ export class NumberColumn {
 export class Int32Column {
   data = new Int32Array(1024).fill(-1);
 
+  /** Drops the room past `size` slots (after a bulk load). */
+  trim(size: number): void {
+    if (this.data.length > size) this.data = this.data.slice(0, Math.max(size, 1));
+  }
+
   save(out: SnapshotWriter): void {
     out.array(this.data);
   }
@@ -225,7 +242,7 @@ export class Int32Column {
 
   ensure(size: number): void {
     if (size <= this.data.length) return;
-    const next = new Int32Array(Math.max(size, this.data.length * 2)).fill(-1);
+    const next = new Int32Array(grownLength(this.data.length, size)).fill(-1);
     next.set(this.data);
     this.data = next;
   }

@@ -1,4 +1,4 @@
-import { Bitset } from './bitset.js';
+import { Bitset, grownLength } from './bitset.js';
 import type { RowTable } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { compareUtf8 } from './string-store.js';
@@ -325,7 +325,7 @@ export class SortOrder {
     this.#built = true;
     this.#perm = perm;
     this.#permKeys = keys.every((key) => Number.isInteger(key) && key >= -0x80000000 && key <= 0x7fffffff) ? Int32Array.from(keys) : keys;
-    if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(Math.max(this.table.size, this.#rankOf.length * 2));
+    if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(grownLength(this.#rankOf.length, this.table.size));
     this.#rankOf.fill(NO_RANK);
     for (let rank = 0; rank < perm.length; rank++) this.#rankOf[perm[rank]] = rank;
     for (const slot of this.#dirtyList) this.#dirty.clear(slot);

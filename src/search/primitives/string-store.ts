@@ -1,3 +1,4 @@
+import { grownLength } from './bitset.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 
 // Append-only strings (row ids, the texts of a text index) as UTF-8 bytes in one buffer outside
@@ -43,7 +44,7 @@ export class StringStore {
     const { written } = encoder.encodeInto(text, this.#bytes.subarray(at));
     const index = this.#size++;
     if (this.#size + 1 > this.#start.length) {
-      const grown = new Uint32Array(this.#start.length * 2);
+      const grown = new Uint32Array(grownLength(this.#start.length, this.#size + 1));
       grown.set(this.#start);
       this.#start = grown;
     }
@@ -145,7 +146,7 @@ export class StringStore {
 
   #reserve(size: number): void {
     if (size <= this.#bytes.length) return;
-    const bytes = Buffer.allocUnsafeSlow(Math.max(size, Math.floor(this.#bytes.length * 1.5)));
+    const bytes = Buffer.allocUnsafeSlow(grownLength(this.#bytes.length, size));
     this.#bytes.copy(bytes, 0, 0, this.#start[this.#size]);
     this.#bytes = bytes;
   }

@@ -1,4 +1,4 @@
-import { Bitset } from './bitset.js';
+import { Bitset, grownLength } from './bitset.js';
 import { hashOf, Int32Column } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
@@ -66,9 +66,16 @@ export class TextIndex {
     return slot < this.#entryOf.data.length ? this.#entryOf.data[slot] : -1;
   }
 
-  /** After a bulk load: drops the growth room of the trigram postings (most of their memory) and groups the slots. */
+  /** After a bulk load: drops the growth room of the trigram postings (most of their memory) and of every array, and groups the slots. */
   trim(): void {
     this.#texts.trim();
+    this.#entryOf.trim(this.#slots);
+    this.#present.trim(this.#slots);
+    const entries = Math.max(this.#texts.size, 1);
+    if (this.#entryHashes.length > entries) {
+      this.#entryHashes = this.#entryHashes.slice(0, entries);
+      this.#entryRows = this.#entryRows.slice(0, entries);
+    }
     for (const posting of this.#trigrams.values()) {
       if (posting.data.length > posting.length) posting.data = posting.data.slice(0, Math.max(posting.length, 1));
     }
@@ -338,10 +345,10 @@ export class TextIndex {
     }
     const entry = this.#texts.push(text);
     if (entry >= this.#entryHashes.length) {
-      const hashes = new Uint32Array(this.#entryHashes.length * 2);
+      const hashes = new Uint32Array(grownLength(this.#entryHashes.length, entry + 1));
       hashes.set(this.#entryHashes);
       this.#entryHashes = hashes;
-      const rows = new Int32Array(this.#entryRows.length * 2);
+      const rows = new Int32Array(grownLength(this.#entryRows.length, entry + 1));
       rows.set(this.#entryRows);
       this.#entryRows = rows;
     }

@@ -1,4 +1,4 @@
-import { Bitset, popcountAnd } from './bitset.js';
+import { Bitset, grownLength, popcountAnd } from './bitset.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 
 // A bitmap per distinct value of a low-cardinality column (platform, country, language, gender,
@@ -81,6 +81,12 @@ export class ValueIndex<V extends string | number | boolean> {
     return this.#values.slice(1).map((value, i): [V, number] => [value, counts[i + 1]]);
   }
 
+  /** Drops the room past `size` slots (after a bulk load). */
+  trim(size: number): void {
+    for (const bitmap of this.#bitmaps) bitmap.trim(size);
+    if (this.#codeOf.length > size) this.#codeOf = this.#codeOf.slice(0, Math.max(size, 1));
+  }
+
   save(out: SnapshotWriter): void {
     out.value(this.#values.slice(1));
     for (const bitmap of this.#bitmaps) bitmap.save(out);
@@ -127,7 +133,7 @@ export class ValueIndex<V extends string | number | boolean> {
 
   #ensure(size: number): void {
     if (size <= this.#codeOf.length) return;
-    const length = Math.max(size, this.#codeOf.length * 2);
+    const length = grownLength(this.#codeOf.length, size);
     const grown =
       this.#codeOf instanceof Uint8Array ? new Uint8Array(length) : this.#codeOf instanceof Uint16Array ? new Uint16Array(length) : new Uint32Array(length);
     grown.set(this.#codeOf);

@@ -237,7 +237,10 @@ export class SearchIndex {
     try {
       const path = await snapshotPath(this.options.db, settings.dir);
       const bytes = await writeSnapshot(this.options.db, path, position, this.#creators, this.#videos);
-      if (bytes === null) return;
+      if (bytes === null) {
+        this.options.log.info('search index snapshot not written: the change feed has recorded no change yet', { why });
+        return;
+      }
       this.#snapshotAt = position.lastId;
       this.options.log.info('search index snapshot written', { why, path, bytes, durationMs: Math.round(performance.now() - started) });
     } catch (error) {

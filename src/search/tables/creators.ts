@@ -102,9 +102,15 @@ export class CreatorIndex {
 
   /** After the first load: balance the range buckets and sort the orders once. */
   finishLoad(): void {
-    this.table.ids.trim();
-    for (const { range } of Object.values(this.#numeric)) range.rebalance(this.table.size);
-    this.#lastPublishAt.rebalance(this.table.size);
+    const size = this.table.size;
+    this.table.trim();
+    for (const values of this.#valueIndexes()) values.trim(size);
+    for (const { range } of Object.values(this.#numeric)) {
+      range.trim(size);
+      range.rebalance(size);
+    }
+    this.#lastPublishAt.trim(size);
+    this.#lastPublishAt.rebalance(size);
     this.#username.trim();
     this.#fullName.trim();
     this.#followers.rebuild();

@@ -81,6 +81,16 @@ class ChannelTable {
     for (const { range } of Object.values(this.numeric)) range.rebalance(this.table.size);
   }
 
+  /** Drops the room past the slots in use (after a bulk load). */
+  trim(): void {
+    const size = this.table.size;
+    this.table.trim();
+    this.country.trim(size);
+    this.gender.trim(size);
+    for (const { range } of Object.values(this.numeric)) range.trim(size);
+    this.firstVideo.trim(size);
+  }
+
   save(out: SnapshotWriter): void {
     this.table.save(out);
     this.country.save(out);
@@ -212,11 +222,17 @@ export class VideoIndex {
   }
 
   finishLoad(): void {
-    this.table.ids.trim();
-    this.#channels.table.ids.trim();
+    const size = this.table.size;
+    this.table.trim();
+    this.#channels.trim();
     this.#channels.rebalance();
-    this.#createAt.rebalance(this.table.size);
-    this.#channelFollowers.rebalance(this.table.size);
+    for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.trim(size);
+    for (const values of [this.#category, this.#videoType, this.#channelCountry] as ValueIndex<string | number>[]) values.trim(size);
+    this.#plays.trim(size);
+    for (const range of [this.#createAt, this.#channelFollowers]) {
+      range.trim(size);
+      range.rebalance(size);
+    }
     this.#title.trim();
     this.#description.trim();
     this.#newest.rebuild();
