@@ -4,14 +4,27 @@ import { describeFields, fieldErrorsFromZod } from '../src/domain/errors.js';
 // Every BENCH_* setting, read and checked in one place; a bad value stops the run naming it.
 
 const count = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+/** A table's rows, overriding the scale's. */
+const rows = z.coerce.number().int().min(0).optional();
 const positive = (fallback: number) => z.coerce.number().positive().default(fallback);
 
+/**
+ * BENCH_SCALE: the data set, as a multiple of the 1M-creator one, with a database of its own
+ * (`creator_data_bench`, `creator_data_bench_x10`) and a table of its own in the results. ×10 is
+ * issue 22's `seed --creators 10000000 --channels 2000000 --videos 20000000 --live 50000`.
+ */
+const SCALES = {
+  '1': { database: 'creator_data_bench', creators: 1_000_000, channels: 200_000, videos: 2_000_000, live: 20_000 },
+  '10': { database: 'creator_data_bench_x10', creators: 10_000_000, channels: 2_000_000, videos: 20_000_000, live: 50_000 },
+} as const;
+
 const benchEnv = z.object({
-  BENCH_DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/creator_data_bench'),
-  BENCH_CREATORS: count(1_000_000),
-  BENCH_CHANNELS: count(200_000),
-  BENCH_VIDEOS: count(2_000_000),
-  BENCH_LIVE: count(20_000),
+  BENCH_SCALE: z.enum(['1', '10']).default('1'),
+  BENCH_DATABASE_URL: z.url().optional(),
+  BENCH_CREATORS: rows,
+  BENCH_CHANNELS: rows,
+  BENCH_VIDEOS: rows,
+  BENCH_LIVE: rows,
   BENCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   BENCH_SECONDS: positive(10),
   BENCH_WARMUP_SECONDS: z.coerce.number().min(0).default(3),
@@ -37,9 +50,16 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = benchEnv.safeParse(present);
   if (!parsed.success) throw new Error(`bad benchmark setting: ${describeFields(fieldErrorsFromZod(parsed.error))}`);
   const e = parsed.data;
+  const scale = SCALES[e.BENCH_SCALE];
   return {
-    databaseUrl: e.BENCH_DATABASE_URL,
-    scale: { creators: e.BENCH_CREATORS, channels: e.BENCH_CHANNELS, videos: e.BENCH_VIDEOS, live: e.BENCH_LIVE },
+    scaleFactor: Number(e.BENCH_SCALE),
+    databaseUrl: e.BENCH_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/${scale.database}`,
+    scale: {
+      creators: e.BENCH_CREATORS ?? scale.creators,
+      channels: e.BENCH_CHANNELS ?? scale.channels,
+      videos: e.BENCH_VIDEOS ?? scale.videos,
+      live: e.BENCH_LIVE ?? scale.live,
+    },
     concurrency: e.BENCH_CONCURRENCY,
     seconds: e.BENCH_SECONDS,
     warmupSeconds: e.BENCH_WARMUP_SECONDS,

@@ -60,24 +60,29 @@ async function needsVacuum(client: pg.Client): Promise<boolean> {
 /**
  * Seeds whatever the wanted scale lacks (the seed is deterministic and keeps existing rows, so it
  * fills only the gap), then VACUUM ANALYZE so the planner and index-only scans see real figures.
- * Returns the rows present afterwards (more than wanted if the database already had more).
+ * Returns the rows present afterwards (more than wanted if the database already had more), and
+ * how long the seed took when this run seeded.
  */
-export async function prepareDatabase(url: string, wanted: Scale): Promise<Scale> {
+export async function prepareDatabase(url: string, wanted: Scale): Promise<{ rows: Scale; seedSeconds: number | null }> {
   await ensureDatabase(url);
   const have = await withClient(url, rowCounts);
   const missing = (Object.keys(wanted) as (keyof Scale)[]).filter((table) => have[table] < wanted[table]);
+  let seedSeconds: number | null = null;
   if (missing.length > 0) {
     log(`seeding ${missing.map((t) => `${t} ${formatCount(have[t])} → ${formatCount(wanted[t])}`).join(', ')} (progress below)`);
     const flags = Object.entries(wanted).flatMap(([table, n]) => [`--${table}`, String(n)]);
+    const started = performance.now();
     await runCommand(process.execPath, ['bin/creator-data.js', 'seed', ...flags], childEnv(url));
+    seedSeconds = (performance.now() - started) / 1000;
   }
-  return withClient(url, async (client) => {
+  const rows = await withClient(url, async (client) => {
     if (missing.length > 0 || (await needsVacuum(client))) {
       log('VACUUM ANALYZE');
       await client.query('VACUUM ANALYZE');
     }
     return rowCounts(client);
   });
+  return { rows, seedSeconds };
 }
 
 const SAMPLED_ROWS = 400;

@@ -1,6 +1,6 @@
 // The results as Markdown: one table for the terminal (stdout) and the same tables, with the
 // machine, PostgreSQL settings and data set they were measured on, in bench/RESULTS.md.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { SystemName } from './clients.js';
 import type { MachineFacts, Scale } from './database.js';
 import { percentile, type Measurement } from './load.js';
@@ -142,19 +142,57 @@ export interface RunFacts {
   poolSize: number;
   checked: string;
   loadAverageAtEnd: string;
-  /** The service process: start to ready (index loaded from PostgreSQL), and its peak RSS over the whole run. */
-  service: { readySeconds: number | null; peakRssMb: number | null };
+  /** The data set's multiple of the 1M-creator one (BENCH_SCALE): each has its own part of the results file. */
+  scaleFactor: number;
+  /** Seconds the seed took, when this run seeded. */
+  seedSeconds: number | null;
+  service: {
+    /** Start to ready with no snapshot: the index built from PostgreSQL. */
+    readyFromDatabaseSeconds: number | null;
+    /** Start to ready from the snapshot that build wrote (the process measured). */
+    readyFromSnapshotSeconds: number | null;
+    snapshotMb: number | null;
+    /** Peak RSS of the process that built the index, and of the one measured (over the whole run). */
+    buildPeakRssMb: number | null;
+    peakRssMb: number | null;
+  };
+}
+
+const seconds = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(1)} s`);
+const mebibytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en-US')} MiB`);
+const FILE_HEAD = [
+  '# Benchmark results',
+  '',
+  'Written by `npm run bench`, one part per data set (`BENCH_SCALE`), each replaced by the next run at',
+  'its scale. Ratios matter more than absolute figures: all three systems ran on the same machine in',
+  'the same run, one after the other, against the same database.',
+].join('\n');
+const partMark = (scale: number) => `<!-- bench scale ${scale} -->`;
+
+/** The parts of an existing results file by scale (a file from before parts: all of it at ×1). */
+function existingParts(path: string): Map<number, string> {
+  const parts = new Map<number, string>();
+  if (!existsSync(path)) return parts;
+  const text = readFileSync(path, 'utf8');
+  const marks = [...text.matchAll(/<!-- bench scale (\d+) -->\n/g)];
+  if (marks.length === 0) {
+    const legacy = text.replace(/^# Benchmark results\n\n/, '').trim();
+    if (legacy) parts.set(1, `## Scale ×1\n\n${legacy.replace(/^## /gm, '### ')}`);
+    return parts;
+  }
+  marks.forEach((mark, i) => parts.set(Number(mark[1]), text.slice(mark.index! + mark[0].length, marks[i + 1]?.index ?? text.length).trim()));
+  return parts;
 }
 
 export function writeResults(path: string, facts: RunFacts, results: WorkloadResult[]): void {
   const m = facts.machine;
-  const text = [
-    '# Benchmark results',
+  const s = facts.service;
+  const part = [
+    `## Scale ×${facts.scaleFactor}`,
     '',
-    `Written by \`npm run bench\` on ${facts.date}. Ratios matter more than absolute figures: all three systems`,
-    'ran on this machine in the same run, one after the other, against the same database.',
+    `Measured on ${facts.date}.`,
     '',
-    '## Setup',
+    '### Setup',
     '',
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB memory; load average at start ${m.loadAverage}, at the end ${facts.loadAverageAtEnd} (the machine is shared).`,
     `- Node ${m.node}, PostgreSQL ${m.postgres}.`,
@@ -166,16 +204,22 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     '  PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http;',
     '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
     `- Equivalence check before timing: ${facts.checked}.`,
-    `- The service process: ready (search index loaded) ${facts.service.readySeconds === null ? 'n/a' : `${facts.service.readySeconds.toFixed(1)} s`} after start; ` +
-      `peak RSS over the whole run ${facts.service.peakRssMb === null ? 'n/a' : `${facts.service.peakRssMb} MiB`} (VmHWM).`,
+    `- Seed: ${facts.seedSeconds === null ? 'seeded by an earlier run' : `${seconds(facts.seedSeconds)} (this run)`}.`,
+    `- The service: ready (\`/readyz\` 200, search index loaded) ${seconds(s.readyFromDatabaseSeconds)} after start without a snapshot ` +
+      `(built from PostgreSQL; that process's peak RSS ${mebibytes(s.buildPeakRssMb)}), then restarted: ready ${seconds(s.readyFromSnapshotSeconds)} ` +
+      `after start from the ${mebibytes(s.snapshotMb)} snapshot the build wrote. The restarted process is the one measured; its peak RSS over ` +
+      `the whole run ${mebibytes(s.peakRssMb)} (VmHWM).`,
     '',
-    '## Workloads',
+    '### Workloads',
     '',
     ...results.map(({ workload }) => `- ${workload.name} (\`${workload.id}\`): ${workload.detail}.`),
     '',
-    '## Throughput and latency, and where the CPU went',
+    '### Throughput and latency, and where the CPU went',
     '',
     ...resultSections(results),
   ].join('\n');
-  writeFileSync(path, text);
+  const parts = existingParts(path);
+  parts.set(facts.scaleFactor, part);
+  const body = [...parts.entries()].sort(([a], [b]) => a - b).map(([scale, text]) => `${partMark(scale)}\n${text}`);
+  writeFileSync(path, `${[FILE_HEAD, ...body].join('\n\n')}\n`);
 }

@@ -63,7 +63,8 @@ function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv): Promis
         },
         stop: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-          const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+          // The service writes its index snapshot at shutdown when it moved on: give it time.
+          const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
           await exited;
           clearTimeout(killer);
         },
@@ -80,16 +81,16 @@ function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv): Promis
  * The service, once ready: it listens at once and serves searches through SQL until its in-memory
  * index has loaded, and /readyz says 200 only then (a load balancer would wait the same way).
  */
-export async function startService(databaseUrl: string): Promise<RunningSystem> {
+export async function startService(databaseUrl: string, snapshotDir: string, readyWithinMs = READY_TIMEOUT_MS * 4): Promise<RunningSystem> {
   // BENCH_SERVICE_NODE_ARGS go to the service's node alone (e.g. --cpu-prof to see where its time goes).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], childEnv(databaseUrl));
+  const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], childEnv(databaseUrl, { SEARCH_SNAPSHOT_DIR: snapshotDir }));
   const started = performance.now();
   for (;;) {
     service.assertAlive();
     const ready = await fetch(`${service.url}/readyz`).then((response) => response.status === 200, () => false);
     if (ready) break;
-    if (performance.now() - started > READY_TIMEOUT_MS * 4) {
+    if (performance.now() - started > readyWithinMs) {
       await service.stop();
       throw new Error('the service did not become ready (search index loaded)');
     }
