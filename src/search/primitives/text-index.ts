@@ -1,5 +1,5 @@
 import { Bitset, grownLength } from './bitset.js';
-import { hashOf, Int32Column } from './row-table.js';
+import { hashOf, Int32Column, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
 
@@ -353,7 +353,7 @@ export class TextIndex {
       this.#entryRows = rows;
     }
     this.#entryHashes[entry] = hash;
-    if (this.#texts.size * 2 > this.#table.length) this.#rehash();
+    if (tooFull(this.#texts.size, this.#table.length)) this.#rehash();
     else this.#table[place] = entry + 1;
     // Each distinct trigram once per entry, so a posting never lists an entry twice.
     const seen = new Set<number>();
