@@ -171,16 +171,15 @@ describe('twitch collector', () => {
 
 describe('collect and simulate commands', () => {
   it('collect twitch without TWITCH_API_URL exits 2; an unknown source exits 2', async () => {
-    const config = { ...loadConfig({}), dataDir: 'memory://' };
+    const config = loadConfig({ DATA_DIR: 'memory://' });
     expect(await collectCommand(config, ['twitch', '--once'])).toBe(2);
     expect(await collectCommand({ ...config, twitch: { apiUrl: sim.url, clientId: 'x', token: 'y' } }, ['youtube'])).toBe(2);
   });
 
   it('collect twitch --once runs one pass against the configured API: 0 on success, 1 on failure', async () => {
     const config = {
-      ...loadConfig({}),
+      ...loadConfig({ DATA_DIR: 'memory://' }),
       databaseUrl: store.databaseUrl,
-      dataDir: 'memory://',
       twitch: { apiUrl: sim.url, clientId: sim.clientId, token: sim.token },
     };
     const next = generateHelixStreams(40, 'command');

@@ -604,7 +604,8 @@ describe('createApp without INSTAGRAM_UPSTREAM_URL', () => {
     const testStore = process.env.TEST_DATABASE_URL ? await createTestStore() : null;
     const warnings: string[] = [];
     const log: Logger = { info: () => {}, error: () => {}, warn: (message) => void warnings.push(message) };
-    const config = { ...loadConfig({}), databaseUrl: testStore?.databaseUrl, dataDir: 'memory://', instagramUpstreamUrl: undefined };
+    // An in-memory DATA_DIR: no snapshot of this test's index lands in the working copy's .data.
+    const config = { ...loadConfig({ DATA_DIR: 'memory://' }), databaseUrl: testStore?.databaseUrl, instagramUpstreamUrl: undefined };
     const real = await createApp(config, { log });
     try {
       expect(warnings.some((w) => /realtime media data is simulated/.test(w))).toBe(true);
