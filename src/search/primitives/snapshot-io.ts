@@ -21,6 +21,12 @@ const HEAD = 9;
 const DIRECT = 1 << 16;
 const BUFFER = 1 << 20;
 
+/** A structure that writes its records and reads them back, in the same order. */
+export interface Snapshotted {
+  save(out: SnapshotWriter): void;
+  load(input: SnapshotReader): void;
+}
+
 /** The file is not a usable snapshot: the index is rebuilt from the database instead. */
 export class SnapshotRejected extends Error {}
 

@@ -11,7 +11,7 @@ import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
-import type { SnapshotReader, SnapshotWriter } from '../primitives/snapshot-io.js';
+import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
@@ -127,28 +127,20 @@ export class CreatorIndex {
   save(out: SnapshotWriter): void {
     out.value(this.#loaded);
     out.strings(this.#platformOf);
-    this.table.save(out);
-    for (const values of this.#valueIndexes()) values.save(out);
-    for (const { range } of Object.values(this.#numeric)) range.save(out);
-    this.#lastPublishAt.save(out);
-    this.#username.save(out);
-    this.#fullName.save(out);
-    this.#followers.save(out);
-    this.#engagement.save(out);
+    for (const part of this.#parts()) part.save(out);
   }
 
   /** Into a new, empty index. */
   load(input: SnapshotReader): void {
     this.#loaded = input.value<boolean>() === true;
     this.#platformOf = input.strings() as string[];
-    this.table.load(input);
-    for (const values of this.#valueIndexes()) values.load(input);
-    for (const { range } of Object.values(this.#numeric)) range.load(input);
-    this.#lastPublishAt.load(input);
-    this.#username.load(input);
-    this.#fullName.load(input);
-    this.#followers.load(input);
-    this.#engagement.load(input);
+    for (const part of this.#parts()) part.load(input);
+  }
+
+  /** Every structure of the index, the row table first (the orders' ranks are sized by it). */
+  #parts(): Snapshotted[] {
+    const ranges = Object.values(this.#numeric).map(({ range }) => range);
+    return [this.table, ...this.#valueIndexes(), ...ranges, this.#lastPublishAt, this.#username, this.#fullName, this.#followers, this.#engagement];
   }
 
   #valueIndexes(): ValueIndex<string | number | boolean>[] {

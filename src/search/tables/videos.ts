@@ -10,7 +10,7 @@ import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../
 import { RangeIndex } from '../primitives/range-index.js';
 import { ResultCache } from '../primitives/result-cache.js';
 import { Int32Column, NumberColumn, RowTable } from '../primitives/row-table.js';
-import type { SnapshotReader, SnapshotWriter } from '../primitives/snapshot-io.js';
+import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
@@ -92,21 +92,17 @@ class ChannelTable {
   }
 
   save(out: SnapshotWriter): void {
-    this.table.save(out);
-    this.country.save(out);
-    this.gender.save(out);
-    for (const { range } of Object.values(this.numeric)) range.save(out);
-    this.firstVideo.save(out);
+    for (const part of this.#parts()) part.save(out);
     out.strings(this.countryOf);
   }
 
   load(input: SnapshotReader): void {
-    this.table.load(input);
-    this.country.load(input);
-    this.gender.load(input);
-    for (const { range } of Object.values(this.numeric)) range.load(input);
-    this.firstVideo.load(input);
+    for (const part of this.#parts()) part.load(input);
     this.countryOf = input.strings();
+  }
+
+  #parts(): Snapshotted[] {
+    return [this.table, this.country, this.gender, ...Object.values(this.numeric).map(({ range }) => range), this.firstVideo];
   }
 
   /** The follower count of a live channel, NaN (matches no bound) for none or a deleted one. */
@@ -248,37 +244,34 @@ export class VideoIndex {
   /** Every structure, in the order `load` reads them (src/search/runtime/snapshots.ts). */
   save(out: SnapshotWriter): void {
     out.value(this.#loaded);
-    this.table.save(out);
-    this.#channels.save(out);
-    for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.save(out);
-    this.#category.save(out);
-    this.#videoType.save(out);
-    this.#createAt.save(out);
-    this.#plays.save(out);
-    this.#channelCountry.save(out);
-    this.#channelFollowers.save(out);
-    this.#title.save(out);
-    this.#description.save(out);
-    this.#newest.save(out);
-    this.#mostPlayed.save(out);
+    for (const part of this.#parts()) part.save(out);
   }
 
   /** Into a new, empty index. */
   load(input: SnapshotReader): void {
     this.#loaded = input.value<boolean>() === true;
-    this.table.load(input);
-    this.#channels.load(input);
-    for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.load(input);
-    this.#category.load(input);
-    this.#videoType.load(input);
-    this.#createAt.load(input);
-    this.#plays.load(input);
-    this.#channelCountry.load(input);
-    this.#channelFollowers.load(input);
-    this.#title.load(input);
-    this.#description.load(input);
-    this.#newest.load(input);
-    this.#mostPlayed.load(input);
+    for (const part of this.#parts()) part.load(input);
+  }
+
+  /** Every structure of the index, the row table first (the orders' ranks are sized by it). */
+  #parts(): Snapshotted[] {
+    return [
+      this.table,
+      this.#channels,
+      this.#channelOf,
+      this.#nextInChannel,
+      this.#prevInChannel,
+      this.#category,
+      this.#videoType,
+      this.#createAt,
+      this.#plays,
+      this.#channelCountry,
+      this.#channelFollowers,
+      this.#title,
+      this.#description,
+      this.#newest,
+      this.#mostPlayed,
+    ];
   }
 
   get channelCount(): number {
