@@ -53,6 +53,8 @@ export class SearchIndex {
   /** The feed position the snapshot file holds (null: none written or loaded by this process). */
   #snapshotAt: string | null = null;
   #lastSnapshot = 0;
+  /** Loaded from a snapshot and reading what changed since: not ready, and searches go to SQL. */
+  #catchingUp = false;
   #stopped = false;
   #timer: NodeJS.Timeout | null = null;
   /** Feed reads and loads run one at a time. */
@@ -95,22 +97,22 @@ export class SearchIndex {
 
   /** Every table loaded: searches are served from memory. */
   get ready(): boolean {
-    return this.#creators !== null && this.#videos !== null && this.#live !== null;
+    return !this.#catchingUp && this.#creators !== null && this.#videos !== null && this.#live !== null;
   }
 
   // The page and its facets in one call: both from the index as it is at this moment.
   creators(search: CreatorSearch, page: PageArgs, facets: readonly FacetRequest<CreatorFacet>[] = []): IndexPage | null {
-    const index = this.#creators;
+    const index = this.#catchingUp ? null : this.#creators;
     return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
   videos(search: VideoSearch, page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage | null {
-    const index = this.#videos;
+    const index = this.#catchingUp ? null : this.#videos;
     return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
   channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage[] | null {
-    const index = this.#videos;
+    const index = this.#catchingUp ? null : this.#videos;
     if (!index) return null;
     return channelIds.map((channelId) => {
       const scoped = { ...search, channelId };
@@ -119,7 +121,7 @@ export class SearchIndex {
   }
 
   liveStreams(filter: LiveStreamFilter, page: PageArgs, facets: readonly FacetRequest<LiveStreamFacet>[] = []): IndexPage | null {
-    const index = this.#live;
+    const index = this.#catchingUp ? null : this.#live;
     return index && withFacets(index.search(filter, page), facets, () => index.facets(filter, facets));
   }
 
@@ -204,8 +206,14 @@ export class SearchIndex {
       this.#lastSnapshot = Date.now();
       this.#lastRead = Date.now();
       this.#loadedFrom = 'snapshot';
-      // Ready once it has caught up with what changed since it was written.
-      await this.#poll();
+      // Ready once it has caught up with what changed since it was written: until then a search
+      // would answer from the file's moment, minutes or hours behind.
+      this.#catchingUp = true;
+      try {
+        await this.#poll();
+      } finally {
+        this.#catchingUp = false;
+      }
       log.info('search index loaded from its snapshot', {
         ...this.stats(),
         path,
