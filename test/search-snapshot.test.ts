@@ -295,6 +295,34 @@ describe('search index snapshots', () => {
     await second.stop();
   });
 
+  it('are written periodically while the index follows the feed', { timeout: 60_000 }, async () => {
+    const log = recorder();
+    const index = new SearchIndex({ db: store.db, log, pollMs: 50, snapshots: { dir: join(root, 'periodic'), everyMs: 1 } });
+    await index.start();
+    await writeSome('periodic-');
+    const written = () => log.lines.find((line) => line.message === 'search index snapshot written' && line.details?.why === 'periodic');
+    for (const until = Date.now() + 20_000; !written() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    await index.stop();
+    expect(written()).toBeDefined();
+    const next = await started(indexOver(join(root, 'periodic')));
+    expect(next.stats().loadedFrom).toBe('snapshot');
+    expect(next.videos({ filter: { query: 'periodic-' }, sort: 'NEWEST' }, { first: 50 })?.total).toBeGreaterThanOrEqual(30);
+    await next.stop();
+  });
+
+  it('that cannot be written leave the index serving, with a warning', { timeout: 60_000 }, async () => {
+    // A folder under a regular file: mkdir fails with ENOTDIR, as on a full or read-only disk.
+    const blocker = join(root, 'not-a-folder');
+    writeFileSync(blocker, 'x');
+    const log = recorder();
+    const index = await started(indexOver(join(blocker, 'snapshots'), log));
+    expect(index.ready).toBe(true);
+    expect(index.stats().loadedFrom).toBe('database');
+    expect(log.lines.find((line) => line.message === 'search index snapshot not written')?.level).toBe('warn');
+    expect(index.creators({ platform: 'twitter', filter: {}, categoryIds: null, sort: 'FOLLOWER_COUNT' }, { first: 1 })?.total).toBeGreaterThan(0);
+    await index.stop();
+  });
+
   // Last: it empties the test database's change feed.
   it('are refused once the change feed was pruned past them', { timeout: 120_000 }, async () => {
     const path = await snapshotPath(store.db, dir);

@@ -55,6 +55,8 @@ export class SearchIndex {
   #lastSnapshot = 0;
   /** Loaded from a snapshot and reading what changed since: not ready, and searches go to SQL. */
   #catchingUp = false;
+  /** The snapshot file's path, named after the database: asked once. */
+  #snapshotPath: Promise<string> | null = null;
   #stopped = false;
   #timer: NodeJS.Timeout | null = null;
   /** Feed reads and loads run one at a time. */
@@ -190,7 +192,7 @@ export class SearchIndex {
     const started = performance.now();
     let path = '';
     try {
-      path = await snapshotPath(this.options.db, settings.dir);
+      path = await this.#snapshotFile(settings.dir);
       const snapshot = await readSnapshot(this.options.db, path);
       if (!snapshot) {
         log.info('search index: no snapshot yet; loading from the database', { path });
@@ -235,6 +237,14 @@ export class SearchIndex {
     }
   }
 
+  #snapshotFile(dir: string): Promise<string> {
+    this.#snapshotPath ??= snapshotPath(this.options.db, dir).catch((error: unknown) => {
+      this.#snapshotPath = null;
+      throw error;
+    });
+    return this.#snapshotPath;
+  }
+
   /** Writes the creator and video indexes to the snapshot file, if snapshots are on and the index moved on since the last one. */
   async #writeSnapshot(why: string): Promise<void> {
     const settings = this.options.snapshots;
@@ -243,7 +253,7 @@ export class SearchIndex {
     const started = performance.now();
     this.#lastSnapshot = Date.now();
     try {
-      const path = await snapshotPath(this.options.db, settings.dir);
+      const path = await this.#snapshotFile(settings.dir);
       const bytes = await writeSnapshot(this.options.db, path, position, this.#creators, this.#videos);
       if (bytes === null) {
         this.options.log.info('search index snapshot not written: the change feed has recorded no change yet', { why });

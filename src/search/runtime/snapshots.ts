@@ -2,6 +2,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSy
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { changeFingerprint, type ChangeFingerprint, databaseName, type FeedPosition } from '../../store/changes.js';
 import type { Database } from '../../store/database.js';
 import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../primitives/snapshot-io.js';
@@ -30,13 +31,15 @@ export interface SnapshotSettings {
   everyMs: number;
 }
 
-interface SnapshotMeta {
-  database: string;
-  position: FeedPosition;
+const digits = z.string().regex(/^[0-9]+$/);
+/** The snapshot's first record: read from a file that may be anything, so checked like any input. */
+const snapshotMeta = z.object({
+  position: z.object({ lastId: digits, running: z.array(digits) }),
   /** The change at `position.lastId`, as the database held it. */
-  fingerprint: ChangeFingerprint;
-  writtenAt: string;
-}
+  fingerprint: z.object({ changedAt: z.string(), entity: z.string(), platform: z.string().nullable(), key: z.string().nullable() }),
+  writtenAt: z.string(),
+});
+type SnapshotMeta = z.infer<typeof snapshotMeta>;
 
 export interface LoadedSnapshot {
   position: FeedPosition;
@@ -65,7 +68,7 @@ export async function writeSnapshot(
 ): Promise<number | null> {
   const fingerprint = position.lastId === '0' ? null : await changeFingerprint(db, position.lastId);
   if (!fingerprint) return null;
-  const meta: SnapshotMeta = { database: await databaseName(db), position, fingerprint, writtenAt: new Date().toISOString() };
+  const meta: SnapshotMeta = { position, fingerprint, writtenAt: new Date().toISOString() };
   mkdirSync(join(path, '..'), { recursive: true });
   const temporary = `${path}.${process.pid}-${threadId}.partial`;
   const fd = openSync(temporary, 'w');
@@ -105,8 +108,9 @@ export async function readSnapshot(db: Kysely<Database>, path: string): Promise<
   }
   try {
     if (reader.version !== SNAPSHOT_FORMAT) throw new SnapshotRejected(`format ${reader.version}, not ${SNAPSHOT_FORMAT}`);
-    const meta = reader.value<SnapshotMeta>();
-    if (!isMeta(meta)) throw new SnapshotRejected('no position in the change feed');
+    const parsed = snapshotMeta.safeParse(reader.value<unknown>());
+    if (!parsed.success) throw new SnapshotRejected('no position in the change feed');
+    const meta = parsed.data;
     // Checked before the bulk is read: a foreign or outdated snapshot costs one query, not a load.
     const current = await changeFingerprint(db, meta.position.lastId);
     if (!current) throw new SnapshotRejected('the change feed no longer holds its position (pruned past it, or another database)');
@@ -124,20 +128,6 @@ export async function readSnapshot(db: Kysely<Database>, path: string): Promise<
   } finally {
     reader.close();
   }
-}
-
-function isMeta(meta: unknown): meta is SnapshotMeta {
-  const candidate = meta as SnapshotMeta | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.position?.lastId === 'string' &&
-    /^[0-9]+$/.test(candidate.position.lastId) &&
-    Array.isArray(candidate.position.running) &&
-    candidate.position.running.every((txid) => typeof txid === 'string' && /^[0-9]+$/.test(txid)) &&
-    typeof candidate.fingerprint === 'object' &&
-    candidate.fingerprint !== null
-  );
 }
 
 const sameChange = (a: ChangeFingerprint, b: ChangeFingerprint) =>
