@@ -1,14 +1,17 @@
 import { bucketOf } from '../../domain/facets.js';
-import { Bitset, bitCount, grownLength, popcount } from './bitset.js';
+import { bitCount, grownLength, popcount } from './bitset.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
 
-// A numeric column with bucket bitmaps for range filters (follower bounds, metric bounds, dates).
-// Values are split into up to ~40 buckets at quantiles of the data; `below[k]` holds the slots of
-// buckets < k. A range is then one word-wise pass (`below[hi] AND NOT below[lo]`) plus a test of
-// the rows of the one or two buckets the bounds fall inside. Updates move a slot between buckets
-// in place, so the index never needs a rebuild to stay exact (only to stay balanced).
+// A numeric column with a bit-sliced bucket index for range filters (follower bounds, metric
+// bounds, dates). Values are split into up to ~40 buckets at quantiles of the data, and each slot's
+// bucket is kept as a small number, bit-sliced as Pilosa and FeatureBase keep values: for every
+// word of 32 slots, one word per bit of the bucket number (6 words for 32 buckets; one cumulative
+// bitmap per bucket, as before, took 33). A range is then one word-wise pass that compares the
+// slices with the bounds' buckets, giving the buckets wholly inside it and the one or two the
+// bounds fall inside, whose rows are tested. Updates rewrite a slot's bits in place, so the index
+// never needs a rebuild to stay exact (only to stay balanced).
 //
 // Testing an edge bucket's rows one by one reads their values at random places in a column of
 // megabytes, a cache miss each. So each slot also keeps a byte: which of 256 quantile sub-ranges of
@@ -47,11 +50,15 @@ function lowerIndex(values: Float64Array, value: number): number {
   return lo;
 }
 
+/** The bits of a slot's code: 0 is NULL, b + 1 bucket b (so a slot never written reads as NULL). */
+const sliceCount = (bucketCount: number) => 32 - Math.clz32(bucketCount);
+
 export class RangeIndex {
   readonly values: NumberColumn;
   #boundaries = new Float64Array(0);
-  /** below[k], k = 0..bucketCount: slots whose bucket is < k; below[bucketCount] = every non-null slot. */
-  #below: Bitset[] = [new Bitset(), new Bitset()];
+  /** Bits per code (sliceCount), and the slices: word w's bit j of every code at `w * #bits + j`. */
+  #bits = 1;
+  #slices = new Uint32Array(0);
   /** Rows per bucket at the last rebalance: what marking an edge bucket from the order costs. */
   #bucketRows = 0;
   /** An order whose key is this column's value, for the edge buckets (see above). */
@@ -117,37 +124,50 @@ export class RangeIndex {
 
   set(slot: number, value: number): void {
     // A slot's bucket is its value's (the boundaries only change in rebalance, which re-files
-    // every slot): found again by binary search rather than kept, a byte per slot and column.
-    // Room first: a new slot at the column's end must read as NULL (in no bucket). Read past the
-    // end it was undefined, taken for bucket 0, and the slot was filed in no bitmap.
+    // every slot): found again by binary search rather than read back from the slices.
     this.values.ensure(slot + 1);
-    const from = this.#bucket(this.values.get(slot));
     this.values.set(slot, value);
-    const to = this.#bucket(value);
-    this.#setCode(slot, to, value);
-    this.#widenSpan(to, slot);
-    // below[k] holds the slot exactly for k > its bucket.
-    if (to < from) {
-      for (let k = to + 1; k <= from; k++) {
-        this.#below[k].grow(slot + 1);
-        this.#below[k].set(slot);
-      }
-    } else {
-      for (let k = from + 1; k <= to; k++) this.#below[k].clear(slot);
+    const bucket = this.#bucket(value);
+    this.#setCode(slot, bucket, value);
+    this.#widenSpan(bucket, slot);
+    this.#file(slot, bucket);
+  }
+
+  /** Writes the slot's code (bucket + 1; 0 for NULL) into the slices. */
+  #file(slot: number, bucket: number): void {
+    const code = bucket >= this.bucketCount ? 0 : bucket + 1;
+    this.#coverWords((slot >>> 5) + 1);
+    const bits = this.#bits;
+    const at = (slot >>> 5) * bits;
+    const bit = 1 << (slot & 31);
+    for (let j = 0; j < bits; j++) {
+      if ((code >>> j) & 1) this.#slices[at + j] |= bit;
+      else this.#slices[at + j] &= ~bit;
     }
+  }
+
+  /** Room in the slices for `words` words of slots; slots added read as NULL. */
+  #coverWords(words: number): void {
+    const bits = this.#bits;
+    if (words * bits <= this.#slices.length) return;
+    const next = new Uint32Array(grownLength(this.#slices.length / bits, words) * bits);
+    next.set(this.#slices);
+    this.#slices = next;
   }
 
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
     this.values.trim(size);
+    const words = Math.max(1, Math.ceil(size / 32)) * this.#bits;
+    if (this.#slices.length > words) this.#slices = this.#slices.slice(0, words);
     if (this.#codes !== null && this.#codes.length > size) this.#codes = this.#codes.slice(0, Math.max(size, 1));
   }
 
   save(out: SnapshotWriter): void {
     this.values.save(out);
     out.array(this.#boundaries);
-    out.value({ bucketRows: this.#bucketRows, below: this.#below.length, codes: this.#codes !== null });
-    for (const bitmap of this.#below) bitmap.save(out);
+    out.value({ bucketRows: this.#bucketRows, bits: this.#bits, codes: this.#codes !== null });
+    out.array(this.#slices);
     out.array(this.#sub);
     if (this.#codes !== null) out.array(this.#codes);
     out.array(this.#spanFrom);
@@ -158,14 +178,12 @@ export class RangeIndex {
   load(input: SnapshotReader): void {
     this.values.load(input);
     this.#boundaries = input.array(Float64Array);
-    const { bucketRows, below, codes } = input.value<{ bucketRows: number; below: number; codes: boolean }>();
-    if (below !== this.#boundaries.length + 2 || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
+    const { bucketRows, bits, codes } = input.value<{ bucketRows: number; bits: number; codes: boolean }>();
+    if (bits !== sliceCount(this.bucketCount) || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
     this.#bucketRows = bucketRows;
-    this.#below = Array.from({ length: below }, () => {
-      const bitmap = new Bitset();
-      bitmap.load(input);
-      return bitmap;
-    });
+    this.#bits = bits;
+    this.#slices = input.array(Uint32Array);
+    if (this.#slices.length % bits !== 0) throw new SnapshotRejected('a range index does not add up');
     this.#sub = input.array(Float64Array);
     if (codes) this.#codes = input.array(Uint8Array);
     this.#spanFrom = input.array(Int32Array);
@@ -210,7 +228,8 @@ export class RangeIndex {
         }
       }
     }
-    this.#below = Array.from({ length: buckets + 1 }, () => new Bitset(size));
+    this.#bits = sliceCount(buckets);
+    this.#slices = new Uint32Array(Math.max(1, Math.ceil(size / 32)) * this.#bits);
     this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
     this.#spanTo = new Int32Array(buckets).fill(-1);
     for (let slot = 0; slot < size; slot++) {
@@ -218,7 +237,7 @@ export class RangeIndex {
       const bucket = this.#bucket(value);
       this.#setCode(slot, bucket, value);
       this.#widenSpan(bucket, slot);
-      for (let k = bucket + 1; k <= buckets; k++) this.#below[k].set(slot);
+      this.#file(slot, bucket);
     }
   }
 
@@ -273,33 +292,41 @@ export class RangeIndex {
 
   /**
    * How many slots of `matches` (words [from, to)) hold a value >= min (a histogram edge), in one
-   * pass that changes nothing: whole buckets above min's own by their bitmaps, and only the
-   * matches in min's bucket by their values.
+   * pass that changes nothing: whole buckets above min's own by their codes, and only the matches
+   * in min's bucket by their values.
    */
   countAtLeast(matches: Uint32Array, min: number, from: number, to: number): number {
     const lo = this.#bucket(min);
     const lowFull = min <= this.#lowerOf(lo);
-    const bitmap = (k: number) => {
-      this.#below[k].grow(to * 32);
-      return this.#below[k].words;
-    };
-    const present = bitmap(this.bucketCount);
-    // Slots below the first bucket counted whole (lo itself when min is its lower boundary).
-    const excluded = bitmap(lowFull ? lo : lo + 1);
-    const edgeLower = bitmap(lo);
-    const edgeUpper = bitmap(lo + 1);
+    this.#coverWords(to);
+    const slices = this.#slices;
+    const bits = this.#bits;
+    const code = lo + 1;
     const values = this.values.data;
     let count = 0;
     for (let i = from; i < to; i++) {
       const mask = matches[i];
       if (mask === 0) continue;
-      count += bitCount(mask & present[i] & ~excluded[i]);
-      if (lowFull) continue;
-      let edge = mask & edgeUpper[i] & ~edgeLower[i];
-      while (edge !== 0) {
-        const lowest = edge & -edge;
+      // From the highest bit down: `below` gathers the slots found under `code`, `equal` those equal so far.
+      let below = 0;
+      let equal = mask;
+      for (let j = bits - 1, at = i * bits + j; j >= 0; j--, at--) {
+        const slice = slices[at];
+        if ((code >>> j) & 1) {
+          below |= equal & ~slice;
+          equal &= slice;
+        } else equal &= ~slice;
+      }
+      const above = mask & ~below & ~equal;
+      if (lowFull) {
+        count += bitCount(above | equal);
+        continue;
+      }
+      count += bitCount(above);
+      while (equal !== 0) {
+        const lowest = equal & -equal;
         if (values[(i << 5) + 31 - Math.clz32(lowest)] >= min) count++;
-        edge ^= lowest;
+        equal ^= lowest;
       }
     }
     return count;
@@ -307,9 +334,9 @@ export class RangeIndex {
 
   /**
    * rows = the slots of `rows` whose value is within `bounds`, in place, over words [from, words). One pass:
-   * a word is the full buckets' bits, plus the bits of the one or two buckets the bounds fall
-   * inside, tested row by row (or read from the order, into `scratch`, when there is one);
-   * words with no row left are skipped.
+   * a word's codes are compared with the bounds' buckets, keeping the buckets wholly inside them
+   * and testing the rows of the one or two buckets the bounds fall inside row by row (or reading
+   * them from the order, into `scratch`, when there is one); words with no row left are skipped.
    */
   selectInto(rows: Uint32Array, words: number, bounds: Bounds, scratch?: Uint32Array, from = 0): void {
     const buckets = this.bucketCount;
@@ -318,36 +345,25 @@ export class RangeIndex {
       rows.fill(0, from, words);
       return;
     }
-    const fullFrom = lowFull ? lo : lo + 1;
-    const fullTo = Math.max(fullFrom, highFull ? hi + 1 : hi);
     // The edge buckets tested row by row (one when both bounds fall inside the same bucket).
     const testLow = !lowFull;
     const testHigh = !highFull && (hi !== lo || lowFull);
-    // Bitmaps grow lazily: make the ones read here cover every word, so the loop needs no checks.
-    const bitmap = (k: number) => {
-      this.#below[k].grow(words * 32);
-      return this.#below[k].words;
-    };
-    const fullUpper = bitmap(fullTo);
-    const fullLower = bitmap(fullFrom);
-    const lowUpper = bitmap(testLow ? lo + 1 : 0);
-    const lowLower = bitmap(testLow ? lo : 0);
-    const highUpper = bitmap(testHigh ? hi + 1 : 0);
-    const highLower = bitmap(testHigh ? hi : 0);
-    // Edge rows come from bucket bitmaps, which hold no NULL slot: the stored values compare as they are.
+    this.#coverWords(words);
+    const slices = this.#slices;
+    const bits = this.#bits;
+    const lowCode = lo + 1;
+    const highCode = hi + 1;
+    // Edge rows have a bucket, so no NULL slot: the stored values compare as they are.
     const values = this.values.data;
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;
     const exclusive = bounds.maxExclusive === true;
-    if (!testLow && !testHigh) {
-      for (let i = from; i < words; i++) rows[i] &= fullUpper[i] & ~fullLower[i];
-      return;
-    }
     // Marking an edge run costs about a row a few nanoseconds and a pass over the words; testing
     // the matching rows of the edges about 200 ns each (a cache miss). A name search leaves a few
     // hundred rows, a category a tenth of them: the order is worth it only for the second.
     const edges = (testLow ? 1 : 0) + (testHigh ? 1 : 0);
     const useOrder =
+      edges > 0 &&
       this.#order?.built === true &&
       scratch !== undefined &&
       ((popcount(rows, words, from) * edges) / buckets) * 64 > edges * this.#bucketRows + (words - from);
@@ -362,60 +378,59 @@ export class RangeIndex {
       };
       if (testLow) markEdge(lo);
       if (testHigh) markEdge(hi);
-      for (let i = from; i < words; i++) rows[i] &= (fullUpper[i] & ~fullLower[i]) | scratch[i];
-      return;
     }
-    const codes = this.#codes;
-    if (codes !== null) {
-      // The bounds' sub-ranges in their edge buckets; -1 and 256: that bound cannot fail there.
-      const lowMinCode = testLow ? this.#code(lo, min) : -1;
-      const lowMaxCode = testLow && hi === lo ? this.#code(lo, max) : 256;
-      const highMaxCode = testHigh ? this.#code(hi, max) : 256;
-      // Only a row in a bound's own sub-range needs its value read.
-      const passes = (slot: number, minCode: number, maxCode: number): boolean => {
+    const codes = useOrder ? null : this.#codes;
+    // The bounds' sub-ranges in their edge buckets; -1 and 256: that bound cannot fail there.
+    const lowMinCode = codes !== null && testLow ? this.#code(lo, min) : -1;
+    const lowMaxCode = codes !== null && testLow && hi === lo ? this.#code(lo, max) : 256;
+    const highMaxCode = codes !== null && testHigh ? this.#code(hi, max) : 256;
+    // Only a row in a bound's own sub-range needs its value read.
+    const passes = (slot: number, minCode: number, maxCode: number): boolean => {
+      if (codes !== null) {
         const code = codes[slot];
         if (code < minCode || code > maxCode) return false;
         if (code > minCode && code < maxCode) return true;
-        const value = values[slot];
-        return value >= min && (exclusive ? value < max : value <= max);
-      };
-      for (let i = from; i < words; i++) {
-        const mask = rows[i];
-        if (mask === 0) continue;
-        let kept = fullUpper[i] & ~fullLower[i] & mask;
-        let low = lowUpper[i] & ~lowLower[i] & mask;
-        let high = highUpper[i] & ~highLower[i] & mask;
-        while (low !== 0) {
-          const lowest = low & -low;
-          if (passes((i << 5) + 31 - Math.clz32(lowest), lowMinCode, lowMaxCode)) kept |= lowest;
-          low ^= lowest;
-        }
-        while (high !== 0) {
-          const lowest = high & -high;
-          if (passes((i << 5) + 31 - Math.clz32(lowest), -1, highMaxCode)) kept |= lowest;
-          high ^= lowest;
-        }
-        rows[i] = kept;
       }
-      return;
-    }
-    // One edge (the usual single bound): its bitmaps only; two: both.
-    const edgeUpper = testLow ? lowUpper : highUpper;
-    const edgeLower = testLow ? lowLower : highLower;
-    const secondUpper = testLow && testHigh ? highUpper : null;
-    const secondLower = testLow && testHigh ? highLower : null;
+      const value = values[slot];
+      return value >= min && (exclusive ? value < max : value <= max);
+    };
     for (let i = from; i < words; i++) {
       const mask = rows[i];
       if (mask === 0) continue;
-      let kept = fullUpper[i] & ~fullLower[i] & mask;
-      let edge = edgeUpper[i] & ~edgeLower[i];
-      if (secondUpper !== null) edge |= secondUpper[i] & ~secondLower![i];
-      edge &= mask;
-      while (edge !== 0) {
-        const lowest = edge & -edge;
-        const value = values[(i << 5) + 31 - Math.clz32(lowest)];
-        if (value >= min && (exclusive ? value < max : value <= max)) kept |= lowest;
-        edge ^= lowest;
+      // From the highest bit down, against both edge codes: `under*` gathers the slots found
+      // below the code, `at*` those equal to it so far.
+      let underLow = 0;
+      let atLow = mask;
+      let underHigh = 0;
+      let atHigh = mask;
+      for (let j = bits - 1, at = i * bits + j; j >= 0; j--, at--) {
+        const slice = slices[at];
+        if ((lowCode >>> j) & 1) {
+          underLow |= atLow & ~slice;
+          atLow &= slice;
+        } else atLow &= ~slice;
+        if ((highCode >>> j) & 1) {
+          underHigh |= atHigh & ~slice;
+          atHigh &= slice;
+        } else atHigh &= ~slice;
+      }
+      let low = testLow ? atLow : 0;
+      let high = testHigh ? atHigh : 0;
+      // Buckets lo..hi, less the edges tested below.
+      let kept = mask & ~underLow & (underHigh | atHigh) & ~low & ~high;
+      if (useOrder) {
+        rows[i] = kept | (scratch![i] & mask);
+        continue;
+      }
+      while (low !== 0) {
+        const lowest = low & -low;
+        if (passes((i << 5) + 31 - Math.clz32(lowest), lowMinCode, lowMaxCode)) kept |= lowest;
+        low ^= lowest;
+      }
+      while (high !== 0) {
+        const lowest = high & -high;
+        if (passes((i << 5) + 31 - Math.clz32(lowest), -1, highMaxCode)) kept |= lowest;
+        high ^= lowest;
       }
       rows[i] = kept;
     }

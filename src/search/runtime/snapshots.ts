@@ -22,7 +22,8 @@ import { VideoIndex } from '../tables/videos.js';
 //   one pointed at the same folder, a copy that went its own way) has none or another one.
 
 /** Bumped whenever any structure's save/load changes: an older file is rebuilt, never misread. */
-export const SNAPSHOT_FORMAT = 1;
+// 2: range indexes bit-sliced (issue 22), not one cumulative bitmap per bucket.
+export const SNAPSHOT_FORMAT = 2;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */

@@ -1,0 +1,197 @@
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bitsOf } from '../src/search/primitives/bitset.js';
+import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
+import { RowTable } from '../src/search/primitives/row-table.js';
+import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
+import { SortOrder } from '../src/search/primitives/sort-order.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+
+// The range index keeps each slot's bucket bit-sliced and tests the rows of the buckets a bound
+// falls inside one of three ways: by their sub-range byte (no order), read from a sort order over
+// the same values (dense matches), or by value. Every way, before and after updates, rebalances,
+// new slots and a snapshot round trip, must select exactly the rows a plain comparison selects.
+
+const rng = seededRandom('range-index');
+const folder = mkdtempSync(join(tmpdir(), 'cds-range-index-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+interface Fixture {
+  draw(): number;
+  /** Slots up to `slot` exist in the table (NULL until put). */
+  reach(slot: number): void;
+  index: RangeIndex;
+  valueOf: number[];
+  put(slot: number, value: number): void;
+  order: SortOrder | null;
+}
+
+function fixture(integer: boolean, withOrder: boolean, buckets?: number): Fixture {
+  const index = new RangeIndex(integer, buckets);
+  const table = new RowTable();
+  const valueOf: number[] = [];
+  const order = withOrder ? new SortOrder(table, (slot) => index.values.get(slot)) : null;
+  if (order) index.useOrder(order);
+  const reach = (slot: number) => {
+    while (table.size <= slot) {
+      const id = `id${table.size}`;
+      table.slotFor(id, id, () => {});
+      table.markAlive(table.size - 1, true);
+      valueOf.push(NaN);
+    }
+  };
+  return {
+    draw: () => draw(integer, !withOrder),
+    reach,
+    index,
+    valueOf,
+    order,
+    put(slot, value) {
+      reach(slot);
+      index.set(slot, value);
+      valueOf[slot] = value;
+      if (order?.built) order.touch(slot);
+    },
+  };
+}
+
+/**
+ * Whole numbers with heavy ties (0, 1,000) and NULLs, or epoch milliseconds with repeats. A column
+ * with an order has no NULL (followers, engagement, a video's date are never NULL in the index).
+ */
+const draw = (integer: boolean, nullable = true) =>
+  nullable && rng.chance(0.05) ? NaN : integer ? (rng.chance(0.15) ? 0 : rng.chance(0.05) ? 1_000 : Math.floor(Math.exp(rng.next() * 15))) : 1.6e12 + rng.int(0, 5_000) * 86_400_000;
+
+function randomBounds(f: Fixture, integer: boolean): Bounds {
+  const present = f.valueOf.filter((value) => !Number.isNaN(value));
+  // Bounds at stored values (a bucket's edge or a tie) as often as between them.
+  const near = () => {
+    const value = present[rng.int(0, present.length - 1)] ?? 0;
+    return rng.chance(0.5) ? value : integer ? value + rng.int(-2, 2) : value + rng.int(-1, 1) * 43_200_000;
+  };
+  const bounds: Bounds = {};
+  if (rng.chance(0.7)) bounds.min = near();
+  if (rng.chance(0.7)) bounds.max = near();
+  if (!integer && bounds.max !== undefined && rng.chance(0.5)) bounds.maxExclusive = true;
+  return bounds;
+}
+
+const within = (value: number, b: Bounds) =>
+  !Number.isNaN(value) && value >= (b.min ?? -Infinity) && (b.maxExclusive ? value < b.max! : value <= (b.max ?? Infinity));
+
+function check(f: Fixture, integer: boolean, label: string, searches = 60): void {
+  const slots = f.valueOf.length;
+  const words = Math.ceil(slots / 32);
+  const scratch = new Uint32Array(words);
+  for (let n = 0; n < searches; n++) {
+    const bounds = randomBounds(f, integer);
+    // Every row, a sparse set (a name search) or a dense one (a category): the order is read only for dense ones.
+    const density = rng.pick([1, 0.6, 0.01]);
+    const rows = new Uint32Array(words);
+    const given: number[] = [];
+    for (let slot = 0; slot < slots; slot++) {
+      if (density < 1 && !rng.chance(density)) continue;
+      rows[slot >>> 5] |= 1 << (slot & 31);
+      given.push(slot);
+    }
+    const from = rng.chance(0.3) ? rng.int(0, words - 1) : 0;
+    const expected = given.filter((slot) => slot >= from * 32 && within(f.valueOf[slot], bounds));
+    f.index.selectInto(rows, words, bounds, scratch, from);
+    expect(bitsOf(rows).filter((slot) => slot >= from * 32), `${label}: ${JSON.stringify(bounds)} from word ${from}, density ${density}`).toEqual(expected);
+
+    if (bounds.min !== undefined) {
+      const matches = new Uint32Array(words);
+      for (const slot of given) matches[slot >>> 5] |= 1 << (slot & 31);
+      const atLeast = given.filter((slot) => !Number.isNaN(f.valueOf[slot]) && f.valueOf[slot] >= bounds.min!).length;
+      expect(f.index.countAtLeast(matches, bounds.min, 0, words), `${label}: at least ${bounds.min}`).toBe(atLeast);
+    }
+    // The window of words holds every slot within the bounds.
+    const window = f.index.wordWindow(bounds);
+    const outside = f.valueOf.flatMap((value, slot) => (within(value, bounds) && (slot >>> 5 < window.from || slot >>> 5 >= window.to) ? [slot] : []));
+    expect(outside, `${label}: window of ${JSON.stringify(bounds)}`).toEqual([]);
+  }
+}
+
+function roundTrip(f: Fixture, integer: boolean, buckets?: number): Fixture {
+  const path = join(folder, `range-${rng.int(0, 1e9)}`);
+  const fd = openSync(path, 'w');
+  const out = new SnapshotWriter(fd, 1);
+  f.index.save(out);
+  out.finish();
+  closeSync(fd);
+  const copy = fixture(integer, f.order !== null, buckets);
+  copy.reach(f.valueOf.length - 1);
+  const reader = SnapshotReader.open(path);
+  copy.index.load(reader);
+  reader.finish();
+  reader.close();
+  copy.valueOf.splice(0, copy.valueOf.length, ...f.valueOf);
+  copy.order?.rebuild();
+  return copy;
+}
+
+describe('the bit-sliced range index', () => {
+  for (const { integer, withOrder, buckets, label } of [
+    { integer: true, withOrder: false, buckets: undefined, label: 'counts, sub-range bytes' },
+    { integer: true, withOrder: true, buckets: undefined, label: 'counts, with an order' },
+    { integer: false, withOrder: false, buckets: 128, label: 'dates, 128 buckets' },
+    { integer: false, withOrder: true, buckets: 7, label: 'dates, 7 buckets and an order' },
+  ]) {
+    it(`selects and counts exactly what a comparison does (${label})`, () => {
+      const f = fixture(integer, withOrder, buckets);
+      const slots = 6_000;
+      for (let slot = 0; slot < slots; slot++) f.put(slot, f.draw());
+      f.index.rebalance(slots);
+      f.order?.rebuild();
+      check(f, integer, 'after the load');
+
+      // Rows move between buckets, become NULL, and new slots arrive past the rebalanced size.
+      for (let n = 0; n < 1_500; n++) f.put(rng.int(0, slots - 1), f.draw());
+      for (let slot = slots; slot < slots + 700; slot++) f.put(slot, f.draw());
+      check(f, integer, 'after updates and new slots');
+
+      f.index.rebalance(f.valueOf.length);
+      f.order?.compact();
+      check(f, integer, 'rebalanced');
+
+      const loaded = roundTrip(f, integer, buckets);
+      check(loaded, integer, 'loaded from a snapshot', 30);
+      for (let n = 0; n < 300; n++) loaded.put(rng.int(0, loaded.valueOf.length + 50), loaded.draw());
+      check(loaded, integer, 'loaded, then updated', 30);
+    });
+  }
+
+  it('files a slot never written as NULL, and a bound past every value selects nothing', () => {
+    const f = fixture(true, false);
+    for (let slot = 0; slot < 100; slot++) f.put(slot, slot);
+    f.index.rebalance(100);
+    f.put(200, 5); // slots 100..199 were never written
+    const words = Math.ceil(201 / 32);
+    const rows = new Uint32Array(words).fill(0xffffffff);
+    f.index.selectInto(rows, words, { min: 0 });
+    expect(bitsOf(rows).filter((slot) => slot < 201)).toEqual([...Array.from({ length: 100 }, (_, slot) => slot), 200]);
+    const none = new Uint32Array(words).fill(0xffffffff);
+    f.index.selectInto(none, words, { min: 1_000 });
+    expect(bitsOf(none)).toEqual([]);
+  });
+
+  it('refuses a snapshot whose slices do not match its buckets', () => {
+    const f = fixture(true, false);
+    for (let slot = 0; slot < 500; slot++) f.put(slot, slot);
+    f.index.rebalance(500);
+    const path = join(folder, 'mismatch');
+    const fd = openSync(path, 'w');
+    const out = new SnapshotWriter(fd, 1);
+    f.index.save(out);
+    out.finish();
+    closeSync(fd);
+    // Loaded into an index expecting a sub-range byte per slot it lacks: refused, not misread.
+    const other = new RangeIndex(true);
+    other.useOrder(new SortOrder(new RowTable(), () => 0));
+    const reader = SnapshotReader.open(path);
+    expect(() => other.load(reader)).toThrow(/does not add up/);
+    reader.close();
+  });
+});
