@@ -1,16 +1,40 @@
-import { describe, expect, it } from 'vitest';
-import { bitsOf } from '../src/search/primitives/bitset.js';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bitsOf, popcount } from '../src/search/primitives/bitset.js';
+import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
-// A slot's value code is a byte while the column has few values and widens as values appear:
-// moving slots between values must stay exact across each widening.
+// A value's rows are a bitmap while many, a sorted list of slots while few, and move between the
+// two as rows come and go (and at a trim). A slot's value code is a byte while the column has few
+// values and widens as values appear. Selections and counts must stay exact through all of it.
 
-describe('the value bitmaps', () => {
-  it('keeps every slot in exactly its value’s bitmap as the codes widen past 255 and 65,535 values', () => {
+const folder = mkdtempSync(join(tmpdir(), 'cds-value-index-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+function roundTrip<V extends string | number | boolean>(index: ValueIndex<V>, multi: boolean): ValueIndex<V> {
+  const path = join(folder, `values-${Math.random()}`);
+  const fd = openSync(path, 'w');
+  const out = new SnapshotWriter(fd, 1);
+  index.save(out);
+  out.finish();
+  closeSync(fd);
+  const copy = new ValueIndex<V>(multi);
+  const reader = SnapshotReader.open(path);
+  copy.load(reader);
+  reader.finish();
+  reader.close();
+  return copy;
+}
+
+describe('the value index', () => {
+  it('keeps every slot in exactly its value’s rows as the codes widen past 255 and 65,535 values', () => {
     const rng = seededRandom('value-index');
     const index = new ValueIndex<number>();
     const slots = 2_000;
+    const words = Math.ceil((slots + 7) / 32);
     const valueOf: (number | null)[] = new Array(slots).fill(null);
     for (const distinct of [10, 300, 70_000]) {
       for (let n = 0; n < 6_000; n++) {
@@ -24,10 +48,71 @@ describe('the value bitmaps', () => {
       for (let v = 0; v < 12; v++) {
         const value = valueOf[rng.int(0, slots - 1)] ?? 0;
         const expected = valueOf.flatMap((held, slot) => (held === value ? [slot] : []));
-        const bitmap = index.bitmap(value);
+        const bitmap = index.bitmap(value, words);
         const found = bitmap ? bitsOf(bitmap).filter((slot) => slot < slots) : [];
         expect(found, `value ${value} after ${distinct} distinct`).toEqual(expected);
       }
     }
   });
+
+  for (const multi of [false, true]) {
+    it(`selects and counts exactly, values dense and sparse, through moves, trims and a snapshot (${multi ? 'multi' : 'single'}-valued)`, () => {
+      const rng = seededRandom(`value-index-${multi}`);
+      const slots = 40_000;
+      const words = Math.ceil(slots / 32);
+      // Value v is held by about 2^-v of the rows: a few dense values, a long sparse tail.
+      const draw = (): number[] => {
+        const count = multi ? rng.int(0, 3) : rng.chance(0.05) ? 0 : 1;
+        return Array.from({ length: count }, () => Math.min(14, Math.floor(-Math.log2(rng.next() + 1e-9))));
+      };
+      const held: number[][] = [];
+      let index = new ValueIndex<number>(multi);
+      const put = (slot: number, values: number[]) => {
+        held[slot] = [...new Set(values)];
+        index.set(slot, multi ? values : (values[0] ?? null));
+        if (!multi) held[slot] = held[slot].slice(0, 1);
+      };
+      for (let slot = 0; slot < slots; slot++) put(slot, draw());
+
+      const check = (label: string) => {
+        const scratch = new Uint32Array(words);
+        for (let n = 0; n < 40; n++) {
+          const values = Array.from({ length: rng.int(1, 3) }, () => rng.int(0, 16));
+          const density = rng.pick([1, 0.3, 0.001]);
+          const rows = new Uint32Array(words);
+          const given: number[] = [];
+          for (let slot = 0; slot < slots; slot++) {
+            if (density < 1 && !rng.chance(density)) continue;
+            rows[slot >>> 5] |= 1 << (slot & 31);
+            given.push(slot);
+          }
+          const from = rng.chance(0.3) ? rng.int(0, words - 1) : 0;
+          const to = rng.chance(0.3) ? rng.int(from, words) : words;
+          const expected = given.filter((slot) => slot >= from * 32 && slot < to * 32 && held[slot].some((v) => values.includes(v)));
+          index.selectInto(rows, values, scratch, from, to);
+          expect(bitsOf(rows, to).filter((slot) => slot >= from * 32), `${label}: ${values} in words ${from}..${to}`).toEqual(expected);
+
+          const matches = new Uint32Array(words);
+          for (const slot of given) matches[slot >>> 5] |= 1 << (slot & 31);
+          const counts = new Map(index.countAmong(matches, popcount(matches), 0, words));
+          for (let v = 0; v <= 14; v++) {
+            const count = given.filter((slot) => held[slot].includes(v)).length;
+            expect(counts.get(v) ?? 0, `${label}: count of ${v} at density ${density}`).toBe(count);
+          }
+        }
+      };
+      check('as loaded');
+      index.trim(slots);
+      check('trimmed');
+      // Rare values become common and back: their rows change form while serving.
+      for (let n = 0; n < 20_000; n++) put(rng.int(0, slots - 1), rng.chance(0.5) ? [12, 13] : draw());
+      check('after moves');
+      for (let n = 0; n < 30_000; n++) put(rng.int(0, slots - 1), draw());
+      check('after moves back');
+      index = roundTrip(index, multi);
+      check('from a snapshot');
+      for (let n = 0; n < 5_000; n++) put(rng.int(0, slots - 1), draw());
+      check('from a snapshot, then moved');
+    });
+  }
 });

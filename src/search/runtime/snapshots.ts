@@ -22,8 +22,8 @@ import { VideoIndex } from '../tables/videos.js';
 //   one pointed at the same folder, a copy that went its own way) has none or another one.
 
 /** Bumped whenever any structure's save/load changes: an older file is rebuilt, never misread. */
-// 2: range indexes bit-sliced (issue 22), not one cumulative bitmap per bucket.
-export const SNAPSHOT_FORMAT = 2;
+// 2: range indexes bit-sliced; 3: a value held by few rows kept as a list of slots (issue 22).
+export const SNAPSHOT_FORMAT = 3;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */

@@ -199,12 +199,12 @@ export class CreatorIndex {
     const cached = this.#cache.get(key, this.table.version);
     if (cached) return cached;
     const { filter } = search;
-    const match = new Matcher(this.table.words, this.#pool, this.#platform.bitmap(search.platform));
+    const match = new Matcher(this.table.words, this.#pool, this.#platform.bitmap(search.platform, this.table.words));
     if (filter.locations?.length) match.values(this.#country, filter.locations.map((code) => code.toUpperCase()));
     if (filter.languages?.length) match.values(this.#language, filter.languages.map((code) => code.toLowerCase()));
-    if (filter.gender) match.bitmap(this.#gender.bitmap(genderToCode(filter.gender)));
-    if (filter.hasEmail) match.bitmap(this.#hasEmail.bitmap(true));
-    if (filter.verified) match.bitmap(this.#verified.bitmap(true));
+    if (filter.gender) match.values(this.#gender, [genderToCode(filter.gender)]);
+    if (filter.hasEmail) match.values(this.#hasEmail, [true]);
+    if (filter.verified) match.values(this.#verified, [true]);
     if (search.categoryIds) match.values(this.#categories, search.categoryIds);
     // Bitmaps and text first: the ranges after them often have few rows left to test.
     if (filter.query) match.text([this.#username, this.#fullName], filter.query.toLowerCase());

@@ -1,5 +1,5 @@
 import { parseInstant } from '../../inputs/common.js';
-import { andAnyInto, andInto, type BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, type BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
 import type { Bounds, RangeIndex } from '../primitives/range-index.js';
 import type { TextIndex } from '../primitives/text-index.js';
@@ -56,14 +56,7 @@ export class Matcher {
 
   /** Rows holding any of `values`. */
   values<V extends string | number | boolean>(index: ValueIndex<V>, values: readonly V[]): this {
-    andAnyInto(this.bits, index.bitmapsOf(values), this.#to, this.#from);
-    return this;
-  }
-
-  /** Rows of one bitmap (null: no row has that value). */
-  bitmap(bitmap: Uint32Array | null): this {
-    if (bitmap) andInto(this.bits, bitmap, this.#to, this.#from);
-    else this.bits.fill(0);
+    index.selectInto(this.bits, values, this.#scratch, this.#from, this.#to);
     return this;
   }
 

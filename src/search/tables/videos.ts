@@ -118,7 +118,7 @@ class ChannelTable {
   match(filter: VideoFilter, pool: BitsetPool): Uint32Array {
     const match = new Matcher(this.table.words, pool, this.table.alive.words);
     if (filter.locations?.length) match.values(this.country, filter.locations.map((code) => code.toUpperCase()));
-    if (filter.gender) match.bitmap(this.gender.bitmap(genderToCode(filter.gender)));
+    if (filter.gender) match.values(this.gender, [genderToCode(filter.gender)]);
     for (const [minKey, maxKey, column] of channelNumericBounds) {
       const { range, unit } = this.numeric[column];
       match.range(range, inclusiveBounds(unit, filter[minKey], filter[maxKey]));
@@ -341,7 +341,7 @@ export class VideoIndex {
     // The date window first: it narrows the words every other condition touches.
     match.range(this.#createAt, instantBounds(filter));
     if (filter.categorys?.length) match.values(this.#category, filter.categorys);
-    if (filter.videoType) match.bitmap(this.#videoType.bitmap(filter.videoType === 'SHORT' ? 2 : 1));
+    if (filter.videoType) match.values(this.#videoType, [filter.videoType === 'SHORT' ? 2 : 1]);
     if (filter.query) match.text([this.#title, this.#description], filter.query.toLowerCase());
     if (filter.locations?.length) match.values(this.#channelCountry, filter.locations.map((code) => code.toUpperCase()));
     match.range(this.#channelFollowers, inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
