@@ -8,6 +8,7 @@ import { RowTable } from '../src/search/primitives/row-table.js';
 import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { randomRowSet } from './support/random-searches.js';
 
 // The range index keeps each slot's bucket bit-sliced and tests the rows of the buckets a bound
 // falls inside one of three ways: by their sub-range byte (no order), read from a sort order over
@@ -89,13 +90,7 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60): void
     const bounds = randomBounds(f, integer);
     // Every row, a sparse set (a name search) or a dense one (a category): the order is read only for dense ones.
     const density = rng.pick([1, 0.6, 0.01]);
-    const rows = new Uint32Array(words);
-    const given: number[] = [];
-    for (let slot = 0; slot < slots; slot++) {
-      if (density < 1 && !rng.chance(density)) continue;
-      rows[slot >>> 5] |= 1 << (slot & 31);
-      given.push(slot);
-    }
+    const { rows, given } = randomRowSet(rng, slots, density);
     const from = rng.chance(0.3) ? rng.int(0, words - 1) : 0;
     const expected = given.filter((slot) => slot >= from * 32 && within(f.valueOf[slot], bounds));
     f.index.selectInto(rows, words, bounds, scratch, from);

@@ -6,6 +6,7 @@ import { bitsOf, popcount } from '../src/search/primitives/bitset.js';
 import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { randomRowSet } from './support/random-searches.js';
 
 // A value's rows are a bitmap while many, a sorted list of slots while few, and move between the
 // two as rows come and go (and at a trim). A slot's value code is a byte while the column has few
@@ -79,13 +80,7 @@ describe('the value index', () => {
         for (let n = 0; n < 40; n++) {
           const values = Array.from({ length: rng.int(1, 3) }, () => rng.int(0, 16));
           const density = rng.pick([1, 0.3, 0.001]);
-          const rows = new Uint32Array(words);
-          const given: number[] = [];
-          for (let slot = 0; slot < slots; slot++) {
-            if (density < 1 && !rng.chance(density)) continue;
-            rows[slot >>> 5] |= 1 << (slot & 31);
-            given.push(slot);
-          }
+          const { rows, given } = randomRowSet(rng, slots, density);
           const from = rng.chance(0.3) ? rng.int(0, words - 1) : 0;
           const to = rng.chance(0.3) ? rng.int(from, words) : words;
           const expected = given.filter((slot) => slot >= from * 32 && slot < to * 32 && held[slot].some((v) => values.includes(v)));

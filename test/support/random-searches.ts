@@ -138,3 +138,15 @@ export function randomVideoFilter(rng: SeededRandom, videoRows: readonly VideoIn
   return filter as VideoFilter;
 }
 
+
+/** A random set of `slots` slots as a bitset and a list: every slot (density 1) or each with chance `density`. */
+export function randomRowSet(rng: SeededRandom, slots: number, density: number): { rows: Uint32Array; given: number[] } {
+  const rows = new Uint32Array(Math.ceil(slots / 32));
+  const given: number[] = [];
+  for (let slot = 0; slot < slots; slot++) {
+    if (density < 1 && !rng.chance(density)) continue;
+    rows[slot >>> 5] |= 1 << (slot & 31);
+    given.push(slot);
+  }
+  return { rows, given };
+}

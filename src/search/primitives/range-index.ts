@@ -1,5 +1,6 @@
 import { bucketOf } from '../../domain/facets.js';
 import { bitCount, grownLength, popcount } from './bitset.js';
+import { lowerBound } from './lower-bound.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -36,18 +37,6 @@ export interface Bounds {
   max?: number;
   /** `max` itself excluded (timestamps: an end date is inclusive through its last millisecond). */
   maxExclusive?: boolean;
-}
-
-/** How many values of the sorted `values` are < value. */
-function lowerIndex(values: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** The bits of a slot's code: 0 is NULL, b + 1 bucket b (so a slot never written reads as NULL). */
@@ -218,8 +207,8 @@ export class RangeIndex {
       // Each bucket's sub-ranges at quantiles of its own values (a sorted run of `present`).
       this.#sub = new Float64Array(buckets * SUB_BOUNDARIES).fill(Infinity);
       for (let bucket = 0; bucket < buckets; bucket++) {
-        const start = bucket === 0 ? 0 : lowerIndex(present, boundaries[bucket - 1]);
-        const end = bucket === buckets - 1 ? present.length : lowerIndex(present, boundaries[bucket]);
+        const start = bucket === 0 ? 0 : lowerBound(present, boundaries[bucket - 1]);
+        const end = bucket === buckets - 1 ? present.length : lowerBound(present, boundaries[bucket]);
         let count = 0;
         for (let j = 1; j <= SUB_BOUNDARIES && end > start; j++) {
           const value = present[start + Math.floor((j * (end - start)) / (SUB_BOUNDARIES + 1))];

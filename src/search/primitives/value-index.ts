@@ -1,4 +1,5 @@
 import { Bitset, grownLength, popcount, popcountAnd } from './bitset.js';
+import { lowerBound } from './lower-bound.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 
 // The rows of each distinct value of a low-cardinality column (platform, country, language,
@@ -23,15 +24,7 @@ class SlotList {
 
   /** Where `slot` is, or would go. */
   #find(slot: number): number {
-    const slots = this.slots;
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (slots[mid] < slot) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.slots, slot, this.length);
   }
 
   add(slot: number): void {
