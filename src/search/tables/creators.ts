@@ -6,12 +6,12 @@ import type { CreatorFacet, FacetAnswer, FacetRequest } from '../../domain/facet
 import { genderFromCode, genderToCode } from '../../domain/values.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import { creatorFacetSearch } from '../../inputs/facets.js';
-import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, andNotInto, BitsetPool, copyInto, grownLength, orInto, popcount } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
-import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/snapshot-io.js';
+import { SnapshotRejected, type SnapshotReader, type Snapshotted, type SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
@@ -41,11 +41,16 @@ const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
 };
 
 export class CreatorIndex {
-  #platformOf: string[] = [];
-  readonly table: RowTable = new RowTable((slot, key) => {
-    const platform = this.#platformOf[slot];
-    return key.startsWith(platform) && key.charCodeAt(platform.length) === 0 && this.table.ids.equals(slot, key, platform.length + 1);
-  });
+  /** Each slot's platform, a code into #platforms: part of its key, so a dead slot keeps it. */
+  #platformCodes = new Uint8Array(1024);
+  #platforms: string[] = [];
+  readonly table: RowTable = new RowTable(
+    (slot) => creatorKey(this.#platformOf(slot), this.table.ids.get(slot)),
+    (slot, key) => {
+      const platform = this.#platformOf(slot);
+      return key.startsWith(platform) && key.charCodeAt(platform.length) === 0 && this.table.ids.equals(slot, key, platform.length + 1);
+    },
+  );
   readonly #platform = new ValueIndex<string>();
   readonly #country = new ValueIndex<string>();
   readonly #language = new ValueIndex<string>();
@@ -72,9 +77,7 @@ export class CreatorIndex {
 
   /** Adds or replaces a creator. */
   upsert(row: CreatorIndexRow): void {
-    const slot = this.table.slotFor(`${row.platform}\u0000${row.userId}`, row.userId, (fresh) => {
-      this.#platformOf[fresh] = row.platform;
-    });
+    const slot = this.table.slotFor(creatorKey(row.platform, row.userId), row.userId, (fresh) => this.#setPlatform(fresh, row.platform));
     this.table.markAlive(slot, true);
     this.#platform.set(slot, row.platform);
     this.#country.set(slot, row.country);
@@ -92,7 +95,7 @@ export class CreatorIndex {
 
   /** Forgets a creator (deleted from the database). */
   remove(key: CreatorKey): void {
-    const slot = this.table.slotOf(`${key.platform}\u0000${key.userId}`);
+    const slot = this.table.slotOf(creatorKey(key.platform, key.userId));
     if (slot === -1 || !this.table.alive.has(slot)) return;
     this.table.markAlive(slot, false);
     // Out of the platform bitmap, a dead slot matches no filter.
@@ -100,10 +103,29 @@ export class CreatorIndex {
     this.#touched(slot);
   }
 
+  #platformOf(slot: number): string {
+    return this.#platforms[this.#platformCodes[slot]];
+  }
+
+  #setPlatform(slot: number, platform: string): void {
+    let code = this.#platforms.indexOf(platform);
+    if (code === -1) {
+      if (this.#platforms.length > 0xff) throw new Error('more than 256 platforms');
+      code = this.#platforms.push(platform) - 1;
+    }
+    if (slot >= this.#platformCodes.length) {
+      const grown = new Uint8Array(grownLength(this.#platformCodes.length, slot + 1));
+      grown.set(this.#platformCodes);
+      this.#platformCodes = grown;
+    }
+    this.#platformCodes[slot] = code;
+  }
+
   /** After the first load: balance the range buckets and sort the orders once. */
   finishLoad(): void {
     const size = this.table.size;
     this.table.trim();
+    this.#platformCodes = this.#platformCodes.slice(0, Math.max(size, 1));
     for (const values of this.#valueIndexes()) values.trim(size);
     for (const { range } of Object.values(this.#numeric)) {
       range.trim(size);
@@ -125,16 +147,22 @@ export class CreatorIndex {
 
   /** Every structure, in the order `load` reads them (src/search/runtime/snapshots.ts). */
   save(out: SnapshotWriter): void {
-    out.value(this.#loaded);
-    out.strings(this.#platformOf);
+    out.value({ loaded: this.#loaded, platforms: this.#platforms });
+    out.array(this.#platformCodes, this.table.size);
     for (const part of this.#parts()) part.save(out);
   }
 
   /** Into a new, empty index. */
   load(input: SnapshotReader): void {
-    this.#loaded = input.value<boolean>() === true;
-    this.#platformOf = input.strings() as string[];
+    const { loaded, platforms } = input.value<{ loaded: boolean; platforms: string[] }>();
+    if (!Array.isArray(platforms) || platforms.some((platform) => typeof platform !== 'string')) throw new SnapshotRejected('the creators have no platforms');
+    this.#loaded = loaded === true;
+    this.#platforms = platforms;
+    this.#platformCodes = input.array(Uint8Array);
     for (const part of this.#parts()) part.load(input);
+    if (this.#platformCodes.length !== this.table.size || this.#platformCodes.some((code) => code >= platforms.length)) {
+      throw new SnapshotRejected('the creators’ platforms do not add up');
+    }
   }
 
   /** Every structure of the index, the row table first (the orders' ranks are sized by it). */
@@ -288,3 +316,6 @@ export class CreatorIndex {
     this.#engagement.touch(slot);
   }
 }
+
+/** A creator's key in its row table: ids are unique per platform only. */
+const creatorKey = (platform: string, userId: string) => `${platform}\u0000${userId}`;

@@ -1,0 +1,83 @@
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RowTable } from '../src/search/primitives/row-table.js';
+import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+
+// A row table finds a slot by key with no hash kept per slot: a probe compares the key itself,
+// and growing the table hashes every slot's key again. Keys made of more than the id (a creator's
+// platform and id) are told by the owner's functions.
+
+const folder = mkdtempSync(join(tmpdir(), 'cds-row-table-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+function roundTrip(table: RowTable, copy: RowTable): RowTable {
+  const path = join(folder, `table-${Math.random()}`);
+  const fd = openSync(path, 'w');
+  const out = new SnapshotWriter(fd, 1);
+  table.save(out);
+  out.finish();
+  closeSync(fd);
+  const reader = SnapshotReader.open(path);
+  copy.load(reader);
+  reader.finish();
+  reader.close();
+  return copy;
+}
+
+describe('the row table', () => {
+  it('finds every key through many growths, and no key it was never given', () => {
+    const rng = seededRandom('row-table');
+    const table = new RowTable();
+    const slotOf = new Map<string, number>();
+    const keys: string[] = [];
+    for (let n = 0; n < 60_000; n++) {
+      // Shared prefixes and equal lengths, as generated ids have; some keys come again.
+      const key = rng.chance(0.1) && keys.length > 0 ? keys[rng.int(0, keys.length - 1)] : `sv${String(rng.int(0, 1e9)).padStart(9, '0')}`;
+      const slot = table.slotFor(key, key, () => {});
+      if (slotOf.has(key)) expect(slot).toBe(slotOf.get(key));
+      else {
+        slotOf.set(key, slot);
+        keys.push(key);
+      }
+    }
+    expect(table.size).toBe(slotOf.size);
+    const check = (t: RowTable, label: string) => {
+      for (const [key, slot] of slotOf) if (t.slotOf(key) !== slot) throw new Error(`${label}: ${key} not at ${slot}`);
+      for (let n = 0; n < 2_000; n++) expect(t.slotOf(`sx${String(n).padStart(9, '0')}`), label).toBe(-1);
+      expect(t.slotOf(''), label).toBe(-1);
+    };
+    check(table, 'built');
+    check(roundTrip(table, new RowTable()), 'from a snapshot');
+  });
+
+  it('tells apart keys that share an id (a creator on two platforms), across growth and a snapshot', () => {
+    const platformOf: string[] = [];
+    const make = () => {
+      const table: RowTable = new RowTable(
+        (slot) => `${platformOf[slot]}\u0000${table.ids.get(slot)}`,
+        (slot, key) => key === `${platformOf[slot]}\u0000${table.ids.get(slot)}`,
+      );
+      return table;
+    };
+    const table = make();
+    for (let n = 0; n < 5_000; n++) {
+      for (const platform of ['twitter', 'instagram']) {
+        table.slotFor(`${platform}\u0000${n}`, String(n), (slot) => (platformOf[slot] = platform));
+      }
+    }
+    const expectAll = (t: RowTable) => {
+      for (let n = 0; n < 5_000; n += 7) {
+        const twitter = t.slotOf(`twitter\u0000${n}`);
+        const instagram = t.slotOf(`instagram\u0000${n}`);
+        expect(twitter).not.toBe(instagram);
+        expect([platformOf[twitter], t.ids.get(twitter), platformOf[instagram], t.ids.get(instagram)]).toEqual(['twitter', String(n), 'instagram', String(n)]);
+      }
+      expect(t.slotOf('youtube\u00001')).toBe(-1);
+    };
+    expectAll(table);
+    expectAll(roundTrip(table, make()));
+  });
+});
