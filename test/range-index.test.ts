@@ -1,14 +1,11 @@
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bitsOf } from '../src/search/primitives/bitset.js';
 import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
-import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
+import { roundTrip as roundTripSnapshot } from './support/snapshot-round-trip.js';
 
 // The range index keeps each slot's bucket bit-sliced and tests the rows of the buckets a bound
 // falls inside one of three ways: by their sub-range byte (no order), read from a sort order over
@@ -16,9 +13,6 @@ import { randomRowSet } from './support/random-searches.js';
 // new slots and a snapshot round trip, must select exactly the rows a plain comparison selects.
 
 const rng = seededRandom('range-index');
-const folder = mkdtempSync(join(tmpdir(), 'cds-range-index-'));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
 interface Fixture {
   draw(): number;
   /** Slots up to `slot` exist in the table (NULL until put). */
@@ -110,18 +104,9 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60): void
 }
 
 function roundTrip(f: Fixture, integer: boolean, buckets?: number): Fixture {
-  const path = join(folder, `range-${rng.int(0, 1e9)}`);
-  const fd = openSync(path, 'w');
-  const out = new SnapshotWriter(fd, 1);
-  f.index.save(out);
-  out.finish();
-  closeSync(fd);
   const copy = fixture(integer, f.order !== null, buckets);
   copy.reach(f.valueOf.length - 1);
-  const reader = SnapshotReader.open(path);
-  copy.index.load(reader);
-  reader.finish();
-  reader.close();
+  roundTripSnapshot(f.index, copy.index);
   copy.valueOf.splice(0, copy.valueOf.length, ...f.valueOf);
   copy.order?.rebuild();
   return copy;
@@ -176,17 +161,9 @@ describe('the bit-sliced range index', () => {
     const f = fixture(true, false);
     for (let slot = 0; slot < 500; slot++) f.put(slot, slot);
     f.index.rebalance(500);
-    const path = join(folder, 'mismatch');
-    const fd = openSync(path, 'w');
-    const out = new SnapshotWriter(fd, 1);
-    f.index.save(out);
-    out.finish();
-    closeSync(fd);
     // Loaded into an index expecting a sub-range byte per slot it lacks: refused, not misread.
     const other = new RangeIndex(true);
     other.useOrder(new SortOrder(new RowTable(), () => 0));
-    const reader = SnapshotReader.open(path);
-    expect(() => other.load(reader)).toThrow(/does not add up/);
-    reader.close();
+    expect(() => roundTripSnapshot(f.index, other)).toThrow(/does not add up/);
   });
 });

@@ -1,31 +1,11 @@
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RowTable } from '../src/search/primitives/row-table.js';
-import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { roundTrip } from './support/snapshot-round-trip.js';
 
 // A row table finds a slot by key with no hash kept per slot: a probe compares the key itself,
 // and growing the table hashes every slot's key again. Keys made of more than the id (a creator's
 // platform and id) are told by the owner's functions.
-
-const folder = mkdtempSync(join(tmpdir(), 'cds-row-table-'));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
-function roundTrip(table: RowTable, copy: RowTable): RowTable {
-  const path = join(folder, `table-${Math.random()}`);
-  const fd = openSync(path, 'w');
-  const out = new SnapshotWriter(fd, 1);
-  table.save(out);
-  out.finish();
-  closeSync(fd);
-  const reader = SnapshotReader.open(path);
-  copy.load(reader);
-  reader.finish();
-  reader.close();
-  return copy;
-}
 
 describe('the row table', () => {
   it('finds every key through many growths, and no key it was never given', () => {

@@ -1,34 +1,13 @@
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bitsOf, popcount } from '../src/search/primitives/bitset.js';
-import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
+import { roundTrip } from './support/snapshot-round-trip.js';
 
 // A value's rows are a bitmap while many, a sorted list of slots while few, and move between the
 // two as rows come and go (and at a trim). A slot's value code is a byte while the column has few
 // values and widens as values appear. Selections and counts must stay exact through all of it.
-
-const folder = mkdtempSync(join(tmpdir(), 'cds-value-index-'));
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
-
-function roundTrip<V extends string | number | boolean>(index: ValueIndex<V>, multi: boolean): ValueIndex<V> {
-  const path = join(folder, `values-${Math.random()}`);
-  const fd = openSync(path, 'w');
-  const out = new SnapshotWriter(fd, 1);
-  index.save(out);
-  out.finish();
-  closeSync(fd);
-  const copy = new ValueIndex<V>(multi);
-  const reader = SnapshotReader.open(path);
-  copy.load(reader);
-  reader.finish();
-  reader.close();
-  return copy;
-}
 
 describe('the value index', () => {
   it('keeps every slot in exactly its value’s rows as the codes widen past 255 and 65,535 values', () => {
@@ -104,7 +83,7 @@ describe('the value index', () => {
       check('after moves');
       for (let n = 0; n < 30_000; n++) put(rng.int(0, slots - 1), draw());
       check('after moves back');
-      index = roundTrip(index, multi);
+      index = roundTrip(index, new ValueIndex<number>(multi));
       check('from a snapshot');
       for (let n = 0; n < 5_000; n++) put(rng.int(0, slots - 1), draw());
       check('from a snapshot, then moved');
