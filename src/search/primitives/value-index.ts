@@ -110,10 +110,13 @@ export class ValueIndex<V extends string | number | boolean> {
   /** The slot's value(s) become `values` (null or [] for none: the slot is in no value's rows). */
   set(slot: number, values: V | readonly V[] | null): void {
     const next = values === null ? [] : Array.isArray(values) ? (values as readonly V[]) : [values as V];
-    if (slot >= this.#slots) this.#slots = slot + 1;
+    // A slot past every slot given a value so far (each row of a load) is in no value's rows yet.
+    const fresh = slot >= this.#slots;
+    if (fresh) this.#slots = slot + 1;
     if (this.multi) {
-      // Few distinct values (categories): clearing the slot everywhere costs less than remembering.
-      for (let code = 1; code < this.#members.length; code++) this.#remove(code, slot);
+      // Few distinct values (categories): clearing the slot everywhere costs less than remembering
+      // them per slot; a load skips it (a search in each of 185 lists, 90 µs a row at 10M rows).
+      if (!fresh) for (let code = 1; code < this.#members.length; code++) this.#remove(code, slot);
     } else {
       this.#ensure(slot + 1);
       const previous = this.#codeOf[slot];
