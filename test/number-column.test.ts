@@ -3,11 +3,38 @@ import { bitsOf } from '../src/search/primitives/bitset.js';
 import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
 import { NumberColumn } from '../src/search/primitives/row-table.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { roundTrip } from './support/snapshot-round-trip.js';
 
-// Numeric columns hold whole numbers that fit an Int32 in 4 bytes and widen to doubles at the
-// first value that does not: values, NULLs and range answers must not change across the widening.
+// Numeric columns hold whole numbers in 2 bytes while they fit an Int16, in 4 while they fit an
+// Int32, and widen to doubles at the first value that fits neither: values, NULLs and range answers
+// must not change across a widening.
 
 describe('the numeric columns', () => {
+  it('keeps whole numbers within an Int16 in 2 bytes, and widens to the narrowest form that holds a value', () => {
+    const forms: [number, number][] = [[2 ** 15 - 1, 2], [-(2 ** 15) + 1, 2], [-(2 ** 15), 4], [2 ** 15, 4], [2 ** 31 - 1, 4], [2 ** 31, 8], [0.5, 8]];
+    for (const [value, bytes] of forms) {
+      const column = new NumberColumn();
+      column.set(0, 7);
+      column.set(1, NaN);
+      column.set(3000, -7);
+      expect(column.bytesPerValue).toBe(2);
+      column.set(2, value);
+      expect(column.bytesPerValue, String(value)).toBe(bytes);
+      expect([0, 1, 2, 3, 2999, 3000].map((slot) => column.get(slot)), String(value)).toEqual([7, NaN, value, NaN, NaN, -7]);
+      // A slot past the old capacity is NULL in the new form too.
+      column.set(5000, 1);
+      expect(column.get(4999)).toBeNaN();
+      // A snapshot keeps the form and every value, NULLs included.
+      const back = roundTrip(column, new NumberColumn());
+      expect(back.bytesPerValue).toBe(bytes);
+      expect([0, 1, 2, 3, 4999, 5000].map((slot) => back.get(slot))).toEqual([7, NaN, value, NaN, NaN, 1]);
+    }
+    const wide = new NumberColumn(true);
+    expect(wide.bytesPerValue).toBe(8);
+    wide.set(0, 1);
+    expect([wide.get(0), wide.get(1)]).toEqual([1, NaN]);
+  });
+
   it('keeps every value, NULL and the Int32 edges exactly, and widens at the first value that does not fit', () => {
     for (const outsider of [2 ** 31, -(2 ** 31), 1.5, 1e15]) {
       const column = new NumberColumn();

@@ -8,10 +8,11 @@ import { crc32 } from 'node:zlib';
 // end or a checksum that does not match rejects the whole file. Arrays go straight between the
 // file and their own memory: writing or reading a snapshot holds no second copy of the index.
 
-export type NumericArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
-type NumericArrayClass = Uint8ArrayConstructor | Uint16ArrayConstructor | Uint32ArrayConstructor | Int32ArrayConstructor | Float64ArrayConstructor;
+export type NumericArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array | Int16Array;
+type NumericArrayClass = Uint8ArrayConstructor | Uint16ArrayConstructor | Uint32ArrayConstructor | Int32ArrayConstructor | Float64ArrayConstructor | Int16ArrayConstructor;
 
-const KINDS: readonly NumericArrayClass[] = [Uint8Array, Uint16Array, Uint32Array, Int32Array, Float64Array];
+// A kind is its index here: new kinds go at the end.
+const KINDS: readonly NumericArrayClass[] = [Uint8Array, Uint16Array, Uint32Array, Int32Array, Float64Array, Int16Array];
 const VALUE = 0x40;
 const MAGIC = Buffer.from('CDSINDEX');
 const END = Buffer.from('CDSEND\0\0');
@@ -31,7 +32,7 @@ export interface Snapshotted {
 export class SnapshotRejected extends Error {}
 
 function kindOf(view: NumericArray): number {
-  // Float64Array first: no kind is a subclass of another, but Buffer is a Uint8Array.
+  // From the last: no kind is a subclass of another, but Buffer is a Uint8Array.
   for (let kind = KINDS.length - 1; kind >= 0; kind--) if (view instanceof KINDS[kind]) return kind;
   throw new Error('not a numeric array');
 }

@@ -263,7 +263,7 @@ export class ValueIndex<V extends string | number | boolean> {
       }
     }
     const codeOf = input.anyArray();
-    if (codeOf instanceof Int32Array || codeOf instanceof Float64Array) throw new SnapshotRejected('a value index has codes of a signed type');
+    if (codeOf instanceof Int32Array || codeOf instanceof Float64Array || codeOf instanceof Int16Array) throw new SnapshotRejected('a value index has codes of a signed type');
     this.#codeOf = codeOf;
   }
 

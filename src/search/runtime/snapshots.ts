@@ -24,7 +24,7 @@ import { VideoIndex } from '../tables/videos.js';
 /** Bumped whenever any structure's save/load changes: an older file is rebuilt, never misread. */
 // 2: range indexes bit-sliced; 3: a value held by few rows kept as a list of slots; 4: no hash per
 // row-table slot, a creator's platform as a byte (issue 22).
-export const SNAPSHOT_FORMAT = 4;
+export const SNAPSHOT_FORMAT = 5;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */
