@@ -23,7 +23,8 @@ import { VideoIndex } from '../tables/videos.js';
 
 /** Bumped whenever any structure's save/load changes: an older file is rebuilt, never misread. */
 // 2: range indexes bit-sliced; 3: a value held by few rows kept as a list of slots; 4: no hash per
-// row-table slot, a creator's platform as a byte (issue 22).
+// row-table slot, a creator's platform as a byte; 5: numeric columns in Int16, ids of one length
+// without offsets, text entries in 2 bytes (issue 22).
 export const SNAPSHOT_FORMAT = 5;
 
 export interface SnapshotSettings {
