@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { popcount } from '../src/search/primitives/bitset.js';
 import { TextIndex } from '../src/search/primitives/text-index.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { roundTrip } from './support/snapshot-round-trip.js';
 
 // The substring index reaches rows three ways (slots grouped by text, the slots changed since the
 // grouping, a scan of every slot) and regroups once enough rows changed: whichever it takes, the
@@ -40,5 +41,37 @@ describe('the substring index', () => {
       for (let i = 0; i < writes; i++) write(rng.int(0, slots - 1), randomText());
       check(`after round ${round} of writes`);
     }
+  });
+
+  it('keeps finding exactly the right rows once its texts pass 65,535 (entries widen from 2 bytes to 4), and through a snapshot', () => {
+    const rng = seededRandom('text-index-wide');
+    const slots = 90_000;
+    const words = Math.ceil(slots / 32);
+    const texts: (string | null)[] = new Array(slots).fill(null);
+    const index = new TextIndex();
+    const write = (slot: number, text: string | null) => {
+      texts[slot] = text;
+      index.set(slot, text);
+    };
+    // A few shared texts first (2-byte entries), grouped; then a text per slot, past 65,535 of them.
+    for (let slot = 0; slot < 30_000; slot++) write(slot, rng.chance(0.1) ? null : `${rng.pick(WORDS)} ${rng.int(0, 50)}`);
+    index.trim();
+    for (let slot = 30_000; slot < slots; slot++) write(slot, `user${slot}`);
+    for (let slot = 0; slot < 40_000; slot += 7) write(slot, `user${slot + 100_000}`);
+    const check = (label: string, target: TextIndex) => {
+      for (const query of ['user6999', 'user10', 'tech', 'ab 4', 'u', '99']) {
+        const bits = target.rowsMatching(query, words);
+        const found: number[] = [];
+        for (let slot = 0; slot < slots; slot++) if ((bits[slot >>> 5] & (1 << (slot & 31))) !== 0) found.push(slot);
+        expect(found, `${label}: ${query}`).toEqual(texts.flatMap((text, slot) => (text !== null && text.includes(query) ? [slot] : [])));
+      }
+      let highest = -1;
+      for (let slot = 0; slot < slots; slot++) highest = Math.max(highest, target.entryOf(slot));
+      expect([target.entryOf(0), highest > 0xffff, target.entryOf(slots + 5)]).toEqual([index.entryOf(0), true, -1]);
+    };
+    check('past 65,535 texts', index);
+    index.trim();
+    check('regrouped', index);
+    check('from a snapshot', roundTrip(index, new TextIndex()));
   });
 });

@@ -1,5 +1,5 @@
 import { Bitset, grownLength } from './bitset.js';
-import { hashOf, Int32Column, tooFull } from './row-table.js';
+import { hashOf, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
 
@@ -34,6 +34,48 @@ interface Posting {
 
 const trigramKey = (text: string, at: number) => text.charCodeAt(at) * 4294967296 + text.charCodeAt(at + 1) * 65536 + text.charCodeAt(at + 2);
 
+/**
+ * Each slot's entry, stored as entry + 1 (0: no text) so a stored code indexes the wanted-entries
+ * scratch directly: in 2 bytes a slot while there are fewer than 65,535 entries (full names, video
+ * titles and descriptions: a few thousand texts for millions of rows), in 4 from the first entry
+ * past that (usernames, one per creator).
+ */
+class EntryColumn {
+  codes: Uint16Array | Int32Array = new Uint16Array(1024);
+
+  /** The slot's entry, -1 for none. */
+  get(slot: number): number {
+    return slot < this.codes.length ? this.codes[slot] - 1 : -1;
+  }
+
+  set(slot: number, entry: number): void {
+    if (entry + 1 > 0xffff && this.codes instanceof Uint16Array) this.codes = Int32Array.from(this.codes);
+    this.codes[slot] = entry + 1;
+  }
+
+  ensure(size: number): void {
+    if (size <= this.codes.length) return;
+    const next = this.codes instanceof Uint16Array ? new Uint16Array(grownLength(this.codes.length, size)) : new Int32Array(grownLength(this.codes.length, size));
+    next.set(this.codes);
+    this.codes = next;
+  }
+
+  trim(size: number): void {
+    if (this.codes.length > size) this.codes = this.codes.slice(0, Math.max(size, 1));
+  }
+
+  save(out: SnapshotWriter): void {
+    out.array(this.codes);
+  }
+
+  load(input: SnapshotReader, entries: number): void {
+    const codes = input.anyArray();
+    if (!(codes instanceof Uint16Array || codes instanceof Int32Array)) throw new SnapshotRejected('a text index’s entries are neither Uint16 nor Int32');
+    for (let slot = 0; slot < codes.length; slot++) if (codes[slot] < 0 || codes[slot] > entries) throw new SnapshotRejected('a text index holds an entry it does not have');
+    this.codes = codes;
+  }
+}
+
 export class TextIndex {
   /** Distinct texts, outside the V8 heap; an entry's text never changes and entries are never removed. */
   readonly #texts = new StringStore();
@@ -43,7 +85,7 @@ export class TextIndex {
   #entryRows = new Int32Array(1024);
   /** Scratch: 1 at entry + 1 for the wanted entries, all 0 between calls. */
   #wanted = new Uint8Array(0);
-  readonly #entryOf = new Int32Column();
+  readonly #entryOf = new EntryColumn();
   /** The slots grouped by entry when built: entry e's are groupSlots[groupStart[e] … groupStart[e + 1]). */
   #groupStart = new Int32Array(1);
   #groupSlots = new Int32Array(0);
@@ -63,7 +105,7 @@ export class TextIndex {
   #spare: Uint32Array | null = null;
 
   entryOf(slot: number): number {
-    return slot < this.#entryOf.data.length ? this.#entryOf.data[slot] : -1;
+    return this.#entryOf.get(slot);
   }
 
   /** After a bulk load: drops the growth room of the trigram postings (most of their memory) and of every array, and groups the slots. */
@@ -122,14 +164,14 @@ export class TextIndex {
     this.#entryHashes = input.array(Uint32Array);
     this.#table = input.array(Int32Array);
     this.#entryRows = input.array(Int32Array);
-    this.#entryOf.load(input);
+    this.#entryOf.load(input, this.#texts.size);
     this.#groupStart = input.array(Int32Array);
     this.#groupSlots = input.array(Int32Array);
     this.#present.load(input);
     const keys = input.array(Float64Array);
     const lengths = input.array(Uint32Array);
     const all = input.array(Uint32Array);
-    if (lengths.length !== keys.length || this.#groupStart.length !== this.#texts.size + 1 || (this.#table.length & (this.#table.length - 1)) !== 0) {
+    if (lengths.length !== keys.length || this.#entryOf.codes.length < slots || this.#groupStart.length !== this.#texts.size + 1 || (this.#table.length & (this.#table.length - 1)) !== 0) {
       throw new SnapshotRejected('a text index does not add up');
     }
     this.#trigrams.clear();
@@ -149,14 +191,15 @@ export class TextIndex {
 
   /** Groups every slot by entry (a counting sort) and forgets the changes. */
   #group(): void {
-    const entryOf = this.#entryOf.data;
+    const codes = this.#entryOf.codes;
     const slots = this.#slots;
     const start = new Int32Array(this.#texts.size + 1);
-    for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) start[entryOf[slot] + 1]++;
+    for (let slot = 0; slot < slots; slot++) start[codes[slot]]++;
+    start[0] = 0;
     for (let entry = 0; entry < this.#texts.size; entry++) start[entry + 1] += start[entry];
     const fill = start.slice(0, this.#texts.size);
     const grouped = new Int32Array(start[this.#texts.size]);
-    for (let slot = 0; slot < slots; slot++) if (entryOf[slot] !== -1) grouped[fill[entryOf[slot]]++] = slot;
+    for (let slot = 0; slot < slots; slot++) if (codes[slot] !== 0) grouped[fill[codes[slot] - 1]++] = slot;
     this.#groupStart = start;
     this.#groupSlots = grouped;
     this.#changed = new Bitset(slots);
@@ -167,7 +210,7 @@ export class TextIndex {
   set(slot: number, text: string | null): void {
     this.#entryOf.ensure(slot + 1);
     if (slot >= this.#slots) this.#slots = slot + 1;
-    const before = this.#entryOf.data[slot];
+    const before = this.#entryOf.get(slot);
     const after = text === null ? -1 : this.#entryFor(text);
     if (before === after) return;
     this.#version++;
@@ -178,7 +221,7 @@ export class TextIndex {
       this.#present.grow(slot + 1);
       this.#present.assign(slot, after !== -1);
     }
-    this.#entryOf.data[slot] = after;
+    this.#entryOf.set(slot, after);
     this.#changed.grow(slot + 1);
     if (!this.#changed.has(slot)) {
       this.#changed.set(slot);
@@ -258,14 +301,14 @@ export class TextIndex {
     }
     if (this.#changedSlots.length === 0) return;
     const wanted = this.#wantedOf(entries);
-    const entryOf = this.#entryOf.data;
+    const codes = this.#entryOf.codes;
     for (const slot of this.#changedSlots) {
-      if (wanted[entryOf[slot] + 1] === 1) out[slot >>> 5] |= 1 << (slot & 31);
+      if (wanted[codes[slot]] === 1) out[slot >>> 5] |= 1 << (slot & 31);
     }
     for (const entry of entries) wanted[entry + 1] = 0;
   }
 
-  /** The scratch marking `entries` (shifted by one, so a slot without text, -1, reads a 0); clear it after use. */
+  /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
   #wantedOf(entries: readonly number[]): Uint8Array {
     // Reused rather than allocated per search: at a million names it is a megabyte.
     if (this.#wanted.length < this.#texts.size + 1) this.#wanted = new Uint8Array(Math.max(this.#texts.size + 1, this.#wanted.length * 2));
@@ -291,10 +334,10 @@ export class TextIndex {
         if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] &= ~bit;
       }
     }
-    const entryOf = this.#entryOf.data;
+    const codes = this.#entryOf.codes;
     for (const slot of this.#changedSlots) {
-      const entry = entryOf[slot];
-      if (entry !== -1 && wanted[entry + 1] === 0) out[slot >>> 5] &= ~(1 << (slot & 31));
+      const code = codes[slot];
+      if (code !== 0 && wanted[code] === 0) out[slot >>> 5] &= ~(1 << (slot & 31));
     }
     for (const entry of entries) wanted[entry + 1] = 0;
   }
@@ -302,11 +345,11 @@ export class TextIndex {
   /** Every slot whose entry is one of `entries`, found in one pass over the slots. */
   #scanInto(out: Uint32Array, entries: readonly number[], slots: number): void {
     const wanted = this.#wantedOf(entries);
-    const entryOf = this.#entryOf.data;
+    const codes = this.#entryOf.codes;
     for (let base = 0; base < slots; base += 32) {
       const end = Math.min(base + 32, slots);
       let word = 0;
-      for (let slot = base; slot < end; slot++) word |= wanted[entryOf[slot] + 1] << (slot - base);
+      for (let slot = base; slot < end; slot++) word |= wanted[codes[slot]] << (slot - base);
       if (word !== 0) out[base >>> 5] |= word;
     }
     for (const entry of entries) wanted[entry + 1] = 0;
