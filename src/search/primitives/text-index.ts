@@ -23,9 +23,11 @@ const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
 
 /**
  * Query results kept as row bitsets (a relevance search asks for four per query): each is a bit
- * per row, 250 KB at 2M videos, over four text indexes.
+ * per row, 250 KB at 2M videos and 2.5 MB at 20M, over four text indexes. Eight: two relevance
+ * searches' worth. Sixteen held 24 MB at the bench scale and about 240 MB at 10M creators and 20M
+ * videos, for name fragments that rarely repeat.
  */
-const ROW_RESULTS_KEPT = 16;
+const ROW_RESULTS_KEPT = 8;
 
 interface Posting {
   data: Uint32Array;
