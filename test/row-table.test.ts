@@ -31,6 +31,23 @@ describe('the row table', () => {
     };
     check(table, 'built');
     check(roundTrip(table, new RowTable()), 'from a snapshot');
+    // Trimmed after a load: 70 % full, a capacity that is no power of two; rows still arrive after.
+    table.trim();
+    const trimmed = Math.ceil(table.size / 0.7);
+    expect(table.places).toBe(trimmed);
+    check(table, 'trimmed');
+    const loaded = roundTrip(table, new RowTable());
+    check(loaded, 'trimmed, from a snapshot');
+    for (const t of [table, loaded]) {
+      for (let n = 0; n < 20_000; n++) {
+        const key = `sy${String(n).padStart(9, '0')}`;
+        expect(t.slotFor(key, key, () => {})).toBe(slotOf.size + n);
+      }
+    }
+    for (let n = 0; n < 20_000; n++) slotOf.set(`sy${String(n).padStart(9, '0')}`, slotOf.size);
+    check(table, 'grown after the trim');
+    check(loaded, 'grown after the trim, from a snapshot');
+    expect([table.places, loaded.places]).toEqual([2 * trimmed, 2 * trimmed]);
   });
 
   it('tells apart keys that share an id (a creator on two platforms), across growth and a snapshot', () => {
