@@ -99,8 +99,8 @@ describe('RowCache', () => {
     expect(db.asked.length).toBeGreaterThanOrEqual(900);
   });
 
-  it('sizes every cache of a process by ROW_CACHE_ROWS (default 20,000), and refuses a value that is not a count', async () => {
-    expect(loadConfig({}).rowCacheRows).toBe(20_000);
+  it('sizes every cache of a process by ROW_CACHE_ROWS (default 10,000), and refuses a value that is not a count', async () => {
+    expect(loadConfig({}).rowCacheRows).toBe(10_000);
     expect(loadConfig({ ROW_CACHE_ROWS: '50' }).rowCacheRows).toBe(50);
     for (const bad of ['-1', '1.5', 'many']) expect(() => loadConfig({ ROW_CACHE_ROWS: bad }), bad).toThrow(/ROW_CACHE_ROWS/);
     const rows = new SearchRows<Row, Row, Row, Row>(loadConfig({ ROW_CACHE_ROWS: '50' }).rowCacheRows);

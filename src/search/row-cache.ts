@@ -9,7 +9,12 @@
 // becomes the old one and the old one is dropped. Reordering a Map on every hit (delete, set)
 // was most of the cost of serving a cached page.
 
-const DEFAULT_CAPACITY = 20_000;
+/**
+ * 10,000 rows a cache: the working set of lookups and nested pages in the bench (5,000 sampled
+ * keys a type) with room to spare. 20,000 cost 35 MiB more at the peak for no more throughput
+ * (2026-11-25); the memory goal at the bench scale is 600 MB.
+ */
+const DEFAULT_CAPACITY = 10_000;
 
 export class RowCache<Row> {
   #young = new Map<string, Row>();
