@@ -13,6 +13,22 @@ export function grownLength(length: number, needed: number): number {
   return Math.max(needed, length < 1 << 20 ? length * 2 : length + (length >>> 3));
 }
 
+type PerSlot = Uint8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float64Array;
+
+/** `array` itself when it holds `size` elements, else a copy grown by grownLength whose new elements are `fill`. */
+export function withRoom<T extends PerSlot>(array: T, size: number, fill = 0): T {
+  if (size <= array.length) return array;
+  const next = new (array.constructor as new (length: number) => T)(grownLength(array.length, size));
+  if (fill !== 0) next.fill(fill, array.length);
+  next.set(array);
+  return next;
+}
+
+/** `array` cut to `size` elements (at least one): the growth room dropped after a bulk load. */
+export function trimmed<T extends PerSlot>(array: T, size: number): T {
+  return array.length > size ? (array.slice(0, Math.max(size, 1)) as T) : array;
+}
+
 export class Bitset {
   words: Uint32Array;
 

@@ -1,4 +1,4 @@
-import { Bitset, grownLength } from './bitset.js';
+import { Bitset, grownLength, trimmed, withRoom } from './bitset.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore } from './string-store.js';
 
@@ -159,10 +159,7 @@ export class Float64Column {
   data = new Float64Array(1024).fill(NaN);
 
   ensure(size: number): void {
-    if (size <= this.data.length) return;
-    const next = new Float64Array(grownLength(this.data.length, size)).fill(NaN);
-    next.set(this.data);
-    this.data = next;
+    this.data = withRoom(this.data, size, NaN);
   }
 }
 
@@ -220,16 +217,12 @@ export class NumberColumn {
   }
 
   ensure(size: number): void {
-    const length = this.data.length;
-    if (size <= length) return;
-    const next = this.#alike(grownLength(length, size));
-    next.set(this.data);
-    this.data = next;
+    this.data = withRoom(this.data, size, this.#null);
   }
 
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
-    if (this.data.length > size) this.data = this.data.slice(0, Math.max(size, 1));
+    this.data = trimmed(this.data, size);
   }
 
   save(out: SnapshotWriter): void {
@@ -256,12 +249,6 @@ export class NumberColumn {
     return out.subarray(0, n);
   }
 
-  /** An empty array of this column's form, every slot NULL. */
-  #alike(length: number): Stored {
-    const data = this.data instanceof Int16Array ? new Int16Array(length) : this.data instanceof Int32Array ? new Int32Array(length) : new Float64Array(length);
-    return data.fill(this.#null);
-  }
-
   /** Moves to the narrowest wider form that holds `value`. */
   #widen(value: number): void {
     const wider = fits32(value) ? new Int32Array(this.data.length) : new Float64Array(this.data.length);
@@ -281,7 +268,7 @@ export class Int32Column {
 
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
-    if (this.data.length > size) this.data = this.data.slice(0, Math.max(size, 1));
+    this.data = trimmed(this.data, size);
   }
 
   save(out: SnapshotWriter): void {
@@ -293,9 +280,6 @@ export class Int32Column {
   }
 
   ensure(size: number): void {
-    if (size <= this.data.length) return;
-    const next = new Int32Array(grownLength(this.data.length, size)).fill(-1);
-    next.set(this.data);
-    this.data = next;
+    this.data = withRoom(this.data, size, -1);
   }
 }

@@ -1,4 +1,4 @@
-import { Bitset, grownLength } from './bitset.js';
+import { Bitset, grownLength, trimmed, withRoom } from './bitset.js';
 import { hashOf, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
@@ -56,14 +56,11 @@ class EntryColumn {
   }
 
   ensure(size: number): void {
-    if (size <= this.codes.length) return;
-    const next = this.codes instanceof Uint16Array ? new Uint16Array(grownLength(this.codes.length, size)) : new Int32Array(grownLength(this.codes.length, size));
-    next.set(this.codes);
-    this.codes = next;
+    this.codes = withRoom(this.codes, size);
   }
 
   trim(size: number): void {
-    if (this.codes.length > size) this.codes = this.codes.slice(0, Math.max(size, 1));
+    this.codes = trimmed(this.codes, size);
   }
 
   save(out: SnapshotWriter): void {
