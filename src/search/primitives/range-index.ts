@@ -1,5 +1,5 @@
 import { bucketOf } from '../../domain/facets.js';
-import { bitCount, grownLength, popcount } from './bitset.js';
+import { bitCount, grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
@@ -94,11 +94,7 @@ export class RangeIndex {
 
   #setCode(slot: number, bucket: number, value: number): void {
     if (this.#codes === null) return;
-    if (slot >= this.#codes.length) {
-      const grown = new Uint8Array(grownLength(this.#codes.length, slot + 1));
-      grown.set(this.#codes);
-      this.#codes = grown;
-    }
+    this.#codes = withRoom(this.#codes, slot + 1);
     this.#codes[slot] = bucket < this.bucketCount ? this.#code(bucket, value) : 0;
   }
 

@@ -1,4 +1,4 @@
-import { grownLength } from './bitset.js';
+import { grownLength, withRoom } from './bitset.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 
 // Append-only strings (row ids, the texts of a text index) as UTF-8 bytes in one buffer outside
@@ -63,14 +63,9 @@ export class StringStore {
       if (index === 0) this.#width = written;
       else if (written !== this.#width) this.#keepOffsets(index);
     }
-    const start = this.#start;
-    if (start !== null) {
-      if (this.#size + 1 > start.length) {
-        const grown = new Uint32Array(grownLength(start.length, this.#size + 1));
-        grown.set(start);
-        this.#start = grown;
-      }
-      this.#start![this.#size] = this.#used;
+    if (this.#start !== null) {
+      this.#start = withRoom(this.#start, this.#size + 1);
+      this.#start[this.#size] = this.#used;
     }
     return index;
   }

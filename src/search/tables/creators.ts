@@ -6,7 +6,7 @@ import type { CreatorFacet, FacetAnswer, FacetRequest } from '../../domain/facet
 import { genderFromCode, genderToCode } from '../../domain/values.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import { creatorFacetSearch } from '../../inputs/facets.js';
-import { andInto, andNotInto, BitsetPool, copyInto, grownLength, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, withRoom } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { ResultCache } from '../primitives/result-cache.js';
@@ -113,11 +113,7 @@ export class CreatorIndex {
       if (this.#platforms.length > 0xff) throw new Error('more than 256 platforms');
       code = this.#platforms.push(platform) - 1;
     }
-    if (slot >= this.#platformCodes.length) {
-      const grown = new Uint8Array(grownLength(this.#platformCodes.length, slot + 1));
-      grown.set(this.#platformCodes);
-      this.#platformCodes = grown;
-    }
+    this.#platformCodes = withRoom(this.#platformCodes, slot + 1);
     this.#platformCodes[slot] = code;
   }
 
