@@ -94,18 +94,25 @@ function serviceRequest(service: Target, session: Session, pages: Pages, page: n
  * pages, so a 100-page walk is checked whole but not twenty times).
  */
 export async function checkSessions(
-  targets: Record<SystemName, Target>,
+  targets: Partial<Record<SystemName, Target>>,
   sessionAt: (index: number) => Session,
   samples: number,
 ): Promise<CheckOutcome> {
   const outcome: CheckOutcome = { sessions: 0, pages: 0, mismatches: [], statements: {} };
-  for (const name of Object.keys(targets) as SystemName[]) if (targets[name].statements) outcome.statements[name] = [];
+  for (const name of Object.keys(targets) as SystemName[]) if (targets[name]?.statements) outcome.statements[name] = [];
   for (let index = 0; index < samples && outcome.pages < samples * 10; index++) {
     const session = sessionAt(index);
-    const results = {} as Record<SystemName, Pages>;
-    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name], session, outcome.statements[name]);
+    const results: Partial<Record<SystemName, Pages>> = {};
+    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name]!, session, outcome.statements[name]);
     outcome.sessions++;
     const reference = results.floor;
+    if (reference === undefined) {
+      // The service alone (BENCH_SYSTEMS=service): nothing to compare with, but a failure still counts.
+      const pages = results.service!;
+      if (Array.isArray(pages)) outcome.pages += pages.length;
+      else outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `service failed: ${pages.error}`, serviceRequest: null });
+      continue;
+    }
     if (!Array.isArray(reference)) {
       outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `floor failed: ${reference.error}`, serviceRequest: null });
       continue;
@@ -113,6 +120,7 @@ export async function checkSessions(
     outcome.pages += reference.length;
     for (const name of ['service', 'postgraphile'] as const) {
       const pages = results[name];
+      if (pages === undefined) continue;
       const difference = Array.isArray(pages) ? firstDifference(reference, pages) : { page: 1, detail: `failed: ${pages.error}` };
       if (!difference) continue;
       outcome.mismatches.push({
@@ -120,7 +128,7 @@ export async function checkSessions(
         session,
         page: difference.page,
         detail: `${name}: ${difference.detail}; page ${difference.page}: floor ${summary(reference[difference.page - 1])}; ${name} ${summary(Array.isArray(pages) ? pages[difference.page - 1] : undefined)}`,
-        serviceRequest: name === 'service' ? serviceRequest(targets.service, session, results.service, difference.page) : null,
+        serviceRequest: name === 'service' ? serviceRequest(targets.service!, session, results.service!, difference.page) : null,
       });
     }
   }

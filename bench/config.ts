@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeFields, fieldErrorsFromZod } from '../src/domain/errors.js';
+import { SYSTEM_NAMES, type SystemName } from './clients.js';
 
 // Every BENCH_* setting, read and checked in one place; a bad value stops the run naming it.
 
@@ -41,6 +42,20 @@ const benchEnv = z.object({
   /** Connections of PostGraphile's and the floor's pools: the service's own pool holds 10. */
   BENCH_POOL_SIZE: z.coerce.number().int().min(1).default(10),
   BENCH_RESULTS: z.string().default('bench/RESULTS.md'),
+  /**
+   * Comma-separated systems to run, the service among them; all three when unset. `service` alone
+   * measures the service without the others' hour of counting at ×10: no equivalence check (the
+   * floor is the reference), no ratios, and a part of the results of its own.
+   */
+  BENCH_SYSTEMS: z
+    .string()
+    .default(SYSTEM_NAMES.join(','))
+    .transform((text) => [...new Set(text.split(',').map((name) => name.trim()).filter(Boolean))])
+    .pipe(
+      z
+        .array(z.enum(SYSTEM_NAMES as [SystemName, ...SystemName[]]))
+        .refine((names) => names.includes('service'), 'must include service'),
+    ),
 });
 
 export type BenchConfig = ReturnType<typeof loadBenchConfig>;
@@ -71,5 +86,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
     workloads: e.BENCH_WORKLOADS ? e.BENCH_WORKLOADS.split(',').map((id) => id.trim()).filter(Boolean) : null,
     poolSize: e.BENCH_POOL_SIZE,
     resultsPath: e.BENCH_RESULTS,
+    /** In SYSTEM_NAMES order, whatever order they were given in. */
+    systems: SYSTEM_NAMES.filter((name) => e.BENCH_SYSTEMS.includes(name)),
   };
 }

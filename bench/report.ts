@@ -1,14 +1,15 @@
 // The results as Markdown: one table for the terminal (stdout) and the same tables, with the
 // machine, PostgreSQL settings and data set they were measured on, in bench/RESULTS.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { SystemName } from './clients.js';
+import { SYSTEM_NAMES, type SystemName } from './clients.js';
 import type { MachineFacts, Scale } from './database.js';
 import { percentile, type Measurement } from './load.js';
 import type { Workload } from './workloads.js';
 
 export interface WorkloadResult {
   workload: Workload;
-  measured: Record<SystemName, Measurement>;
+  /** By system run (BENCH_SYSTEMS); the service always. */
+  measured: Partial<Record<SystemName, Measurement>>;
   /** Statements per request in the check (BENCH_COUNT_STATEMENTS=1), by system. */
   statements?: Partial<Record<SystemName, number[]>>;
 }
@@ -34,11 +35,11 @@ export function statementsTable(rows: { workload: Workload; statements: Workload
 }
 
 const LABEL: Record<SystemName, string> = { service: 'service', postgraphile: 'PostGraphile', floor: 'floor' };
-const rate = (m: Measurement) => m.requests / m.seconds;
+const rate = (m: Measurement | undefined) => (m ? m.requests / m.seconds : NaN);
 const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 /** Requests per second: a decimal where the rate is low enough for it to matter (count-bound workloads at scale). */
-const perSecond = (m: Measurement) => fixed(rate(m), rate(m) < 100 ? 1 : 0);
-const latency = (m: Measurement) => `${fixed(percentile(m.latencies, 0.5), 1)} / ${fixed(percentile(m.latencies, 0.99), 1)}`;
+const perSecond = (m: Measurement | undefined) => fixed(rate(m), rate(m) < 100 ? 1 : 0);
+const latency = (m: Measurement | undefined) => (m ? `${fixed(percentile(m.latencies, 0.5), 1)} / ${fixed(percentile(m.latencies, 0.99), 1)}` : '–');
 const count = (n: number) => n.toLocaleString('en-US');
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
@@ -71,8 +72,9 @@ function throughputTable(results: WorkloadResult[]): string {
 /** Where the CPU went per request: the generator itself, the server process, the whole machine. */
 function cpuTable(results: WorkloadResult[]): string {
   const lines = results.flatMap(({ workload, measured }) =>
-    (['service', 'postgraphile', 'floor'] as const).map((system) => {
+    (['service', 'postgraphile', 'floor'] as const).flatMap((system) => {
       const m = measured[system];
+      if (!m) return [];
       const perRequest = (seconds: number) => fixed((seconds / Math.max(1, m.requests)) * 1000, 2);
       return row([
         workload.name,
@@ -99,7 +101,7 @@ function notes(results: WorkloadResult[]): string[] {
   for (const { workload, measured } of results) {
     for (const system of ['service', 'postgraphile', 'floor'] as const) {
       const m = measured[system];
-      if (m.errors > 0) lines.push(`- ${workload.name}: ${LABEL[system]} had ${m.errors} failed sessions; first: ${m.firstError}`);
+      if (m && m.errors > 0) lines.push(`- ${workload.name}: ${LABEL[system]} had ${m.errors} failed sessions; first: ${m.firstError}`);
     }
   }
   return lines;
@@ -110,7 +112,7 @@ const SATURATED = 0.8;
 
 /** The load generator's own cost over the run, and whether it came near being the limit. */
 function loadGeneratorSummary(results: WorkloadResult[]): string {
-  const all = results.flatMap((r) => Object.values(r.measured));
+  const all = results.flatMap((r) => Object.values(r.measured).filter((m): m is Measurement => m !== undefined));
   const costs = all.map((m) => (m.cpu.loadGenerator / Math.max(1, m.requests)) * 1000);
   const busiest = all.reduce((a, b) => (b.loadGeneratorBusy > a.loadGeneratorBusy ? b : a));
   return (
@@ -144,6 +146,8 @@ export interface RunFacts {
   loadAverageAtEnd: string;
   /** The data set's multiple of the 1M-creator one (BENCH_SCALE): each has its own part of the results file. */
   scaleFactor: number;
+  /** The systems run (BENCH_SYSTEMS): a run of fewer than all three has a part of its own. */
+  systems: SystemName[];
   /** Seconds the seed took, when this run seeded. */
   seedSeconds: number | null;
   service: {
@@ -158,6 +162,11 @@ export interface RunFacts {
   };
 }
 
+const SYSTEM_DESCRIPTION: Record<SystemName, string> = {
+  service: 'service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key',
+  postgraphile: 'PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http',
+  floor: 'floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send',
+};
 const seconds = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(1)} s`);
 const mebibytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en-US')} MiB`);
 const FILE_HEAD = [
@@ -167,30 +176,36 @@ const FILE_HEAD = [
   'its scale. Ratios matter more than absolute figures: all three systems ran on the same machine in',
   'the same run, one after the other, against the same database.',
 ].join('\n');
-const partMark = (scale: number) => `<!-- bench scale ${scale} -->`;
+/** A part's key: its scale, and the systems when fewer than all three ran (`10 service`). */
+const partKey = (facts: RunFacts) =>
+  facts.systems.length === SYSTEM_NAMES.length ? String(facts.scaleFactor) : `${facts.scaleFactor} ${facts.systems.join('+')}`;
+const partMark = (key: string) => `<!-- bench scale ${key} -->`;
+/** By scale, then the full run before a partial one. */
+const partOrder = (a: string, b: string) => parseInt(a, 10) - parseInt(b, 10) || a.length - b.length || a.localeCompare(b);
 
-/** The parts of an existing results file by scale (a file from before parts: all of it at ×1). */
-function existingParts(path: string): Map<number, string> {
-  const parts = new Map<number, string>();
+/** The parts of an existing results file by key (a file from before parts: all of it at ×1). */
+function existingParts(path: string): Map<string, string> {
+  const parts = new Map<string, string>();
   if (!existsSync(path)) return parts;
   const text = readFileSync(path, 'utf8');
-  const marks = [...text.matchAll(/<!-- bench scale (\d+) -->\n/g)];
+  const marks = [...text.matchAll(/<!-- bench scale (\d+(?: [a-z+]+)?) -->\n/g)];
   if (marks.length === 0) {
     const legacy = text.replace(/^# Benchmark results\n\n/, '').trim();
-    if (legacy) parts.set(1, `## Scale ×1\n\n${legacy.replace(/^## /gm, '### ')}`);
+    if (legacy) parts.set('1', `## Scale ×1\n\n${legacy.replace(/^## /gm, '### ')}`);
     return parts;
   }
-  marks.forEach((mark, i) => parts.set(Number(mark[1]), text.slice(mark.index! + mark[0].length, marks[i + 1]?.index ?? text.length).trim()));
+  marks.forEach((mark, i) => parts.set(mark[1], text.slice(mark.index! + mark[0].length, marks[i + 1]?.index ?? text.length).trim()));
   return parts;
 }
 
 export function writeResults(path: string, facts: RunFacts, results: WorkloadResult[]): void {
   const m = facts.machine;
   const s = facts.service;
+  const partial = facts.systems.length < SYSTEM_NAMES.length;
   const part = [
-    `## Scale ×${facts.scaleFactor}`,
+    `## Scale ×${facts.scaleFactor}${partial ? `, ${facts.systems.map((name) => LABEL[name]).join(' and ')} only` : ''}`,
     '',
-    `Measured on ${facts.date}.`,
+    `Measured on ${facts.date}.${partial ? ` Only ${facts.systems.map((name) => LABEL[name]).join(' and ')} ran (\`BENCH_SYSTEMS\`): the ratios of the others are blank.` : ''}`,
     '',
     '### Setup',
     '',
@@ -200,9 +215,7 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- Data: ${describeRows(facts.rows)}.`,
     `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
       `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
-    '- service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key;',
-    '  PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http;',
-    '  floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send.',
+    `- ${facts.systems.map((name) => SYSTEM_DESCRIPTION[name]).join(';\n  ')}.`,
     `- Equivalence check before timing: ${facts.checked}.`,
     `- Seed: ${facts.seedSeconds === null ? 'seeded by an earlier run' : `${seconds(facts.seedSeconds)} (this run)`}.`,
     `- The service: ready (\`/readyz\` 200, search index loaded) ${seconds(s.readyFromDatabaseSeconds)} after start without a snapshot ` +
@@ -219,7 +232,7 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     ...resultSections(results),
   ].join('\n');
   const parts = existingParts(path);
-  parts.set(facts.scaleFactor, part);
-  const body = [...parts.entries()].sort(([a], [b]) => a - b).map(([scale, text]) => `${partMark(scale)}\n${text}`);
+  parts.set(partKey(facts), part);
+  const body = [...parts.entries()].sort(([a], [b]) => partOrder(a, b)).map(([key, text]) => `${partMark(key)}\n${text}`);
   writeFileSync(path, `${[FILE_HEAD, ...body].join('\n\n')}\n`);
 }

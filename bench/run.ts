@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkSessions, type CheckOutcome, type Target } from './check.js';
-import { floorClient, postgraphileClient, serviceClient, SYSTEM_NAMES, type SystemClient, type SystemName } from './clients.js';
+import { floorClient, postgraphileClient, serviceClient, type SystemClient, type SystemName } from './clients.js';
 import { loadBenchConfig } from './config.js';
 import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
 import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
@@ -48,8 +48,10 @@ async function main(): Promise<number> {
   log(`data: ${describeRows(rows)}`);
   const vocab: Vocabulary = await readVocabulary(config.databaseUrl);
   const machine = await machineFacts(config.databaseUrl);
+  const names = config.systems;
+  const serviceAlone = names.length === 1;
 
-  log('starting PostGraphile, the floor and the service (its index built from PostgreSQL: no snapshot yet)');
+  log(`starting ${names.join(', ')} (the service's index built from PostgreSQL: no snapshot yet)`);
   // The service's index snapshots go to a folder of this run's own: the first start builds the
   // index from the database and writes one, the second starts from it and is the one measured.
   const snapshotDir = mkdtempSync(join(tmpdir(), 'cds-bench-snapshots-'));
@@ -62,17 +64,18 @@ async function main(): Promise<number> {
     // With BENCH_COUNT_STATEMENTS=1 each system reaches PostgreSQL through its own counting relay.
     const counters = {} as Record<SystemName, StatementCounter>;
     if (config.countStatements) {
-      for (const name of SYSTEM_NAMES) {
+      for (const name of names) {
         counters[name] = await startStatementCounter(config.databaseUrl);
         relays.push(counters[name]);
       }
     }
     const urlOf = (name: SystemName) => counters[name]?.url ?? config.databaseUrl;
-    const started = await Promise.allSettled([
-      startService(urlOf('service'), snapshotDir, readyWithinMs),
-      startPostgraphile(urlOf('postgraphile'), config.poolSize),
-      startFloor(urlOf('floor'), config.poolSize),
-    ]);
+    const starters: Record<SystemName, () => Promise<RunningSystem>> = {
+      service: () => startService(urlOf('service'), snapshotDir, readyWithinMs),
+      postgraphile: () => startPostgraphile(urlOf('postgraphile'), config.poolSize),
+      floor: () => startFloor(urlOf('floor'), config.poolSize),
+    };
+    const started = await Promise.allSettled(names.map((name) => starters[name]()));
     for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
     const built = running.find((system) => system.name === 'service')!;
@@ -83,17 +86,17 @@ async function main(): Promise<number> {
     log('restarting the service from its snapshot');
     running.push(await startService(urlOf('service'), snapshotDir, readyWithinMs));
     const key = await createServiceKey(config.databaseUrl);
-    const clients: Record<SystemName, SystemClient> = {
-      service: serviceClient(key),
-      postgraphile: postgraphileClient(vocab.taxonomy),
-      floor: floorClient(),
+    const clients: Record<SystemName, () => SystemClient> = {
+      service: () => serviceClient(key),
+      postgraphile: () => postgraphileClient(vocab.taxonomy),
+      floor: () => floorClient(),
     };
     const systems = Object.fromEntries(running.map((s) => [s.name, s])) as Record<SystemName, RunningSystem>;
-    const targets = {} as Record<SystemName, Target>;
-    for (const name of SYSTEM_NAMES) {
+    const targets: Partial<Record<SystemName, Target>> = {};
+    for (const name of names) {
       const http = new HttpClient(systems[name].url, config.concurrency);
       https.push(http);
-      targets[name] = { client: clients[name], http, statements: counters[name]?.count };
+      targets[name] = { client: clients[name](), http, statements: counters[name]?.count };
     }
 
     let checkedSessions = 0;
@@ -101,7 +104,7 @@ async function main(): Promise<number> {
     let mismatches = 0;
     const statements = new Map<Workload, CheckOutcome['statements']>();
     for (const workload of workloads) {
-      log(`checking ${workload.id}: the first ${config.checkSamples} sessions on all three systems`);
+      log(`checking ${workload.id}: the first ${config.checkSamples} sessions on ${serviceAlone ? 'the service alone (no reference to compare with)' : names.join(', ')}`);
       const outcome = await checkSessions(targets, sessionSequence(workload, vocab, config.seed), config.checkSamples);
       checkedSessions += outcome.sessions;
       checkedPages += outcome.pages;
@@ -112,7 +115,7 @@ async function main(): Promise<number> {
     if (config.countStatements) {
       process.stdout.write(`${statementsTable(workloads.map((workload) => ({ workload, statements: statements.get(workload) })))}\n\n`);
     }
-    const checked = `${checkedSessions} sessions, ${checkedPages} pages compared, ${mismatches} mismatches${mismatches && config.allowMismatch ? ' (allowed by BENCH_ALLOW_MISMATCH=1)' : ''}`;
+    const checked = `${checkedSessions} sessions, ${checkedPages} pages ${serviceAlone ? 'run on the service alone (not compared)' : 'compared'}, ${mismatches} ${serviceAlone ? 'failures' : 'mismatches'}${mismatches && config.allowMismatch ? ' (allowed by BENCH_ALLOW_MISMATCH=1)' : ''}`;
     log(`check: ${checked}`);
     if (mismatches > 0 && !config.allowMismatch) {
       log('the systems disagree (above); not measuring. BENCH_ALLOW_MISMATCH=1 measures anyway.');
@@ -122,9 +125,9 @@ async function main(): Promise<number> {
 
     const results: WorkloadResult[] = [];
     for (const workload of workloads) {
-      const measured = {} as Record<SystemName, Measurement>;
-      for (const name of SYSTEM_NAMES) {
-        const { client, http } = targets[name];
+      const measured: Partial<Record<SystemName, Measurement>> = {};
+      for (const name of names) {
+        const { client, http } = targets[name]!;
         const page = (session: Session, step: number, cursor: string | null) => fetchPage(http, client, session, step, cursor);
         const common = { concurrency: config.concurrency, page, serverPid: systems[name].pid };
         if (config.warmupSeconds > 0) {
@@ -134,7 +137,7 @@ async function main(): Promise<number> {
         log(`${workload.id} / ${name}: measuring ${config.seconds} s at ${config.concurrency} connections`);
         measured[name] = await drive({ ...common, seconds: config.seconds, sessionAt: sessionSequence(workload, vocab, config.seed) });
         systems[name].assertAlive();
-        const m = measured[name];
+        const m = measured[name]!;
         log(`${workload.id} / ${name}: ${(m.requests / m.seconds).toFixed(0)} req/s, ${m.errors} errors`);
       }
       results.push({ workload, measured, statements: statements.get(workload) });
@@ -156,6 +159,7 @@ async function main(): Promise<number> {
         checked,
         loadAverageAtEnd: loadAverage(),
         scaleFactor: config.scaleFactor,
+        systems: names,
         seedSeconds,
         service: {
           readyFromDatabaseSeconds: built.readySeconds ?? null,
