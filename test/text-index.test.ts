@@ -74,4 +74,28 @@ describe('the substring index', () => {
     check('regrouped', index);
     check('from a snapshot', roundTrip(index, new TextIndex()));
   });
+
+  it('holds at most its budget of matching entries over all queries, and extends a kept result as texts arrive', () => {
+    const slots = 3_000;
+    const words = Math.ceil(slots / 32);
+    const texts: string[] = [];
+    const index = new TextIndex(1_000);
+    for (let slot = 0; slot < 2_000; slot++) index.set(slot, (texts[slot] = `user${slot}`));
+    const expectMatches = (query: string) => {
+      const bits = index.rowsMatching(query, words);
+      const found: number[] = [];
+      for (let slot = 0; slot < slots; slot++) if ((bits[slot >>> 5] & (1 << (slot & 31))) !== 0) found.push(slot);
+      expect(found, query).toEqual(texts.flatMap((text, slot) => (text.includes(query) ? [slot] : [])));
+    };
+    // 'user' matches all 2,000 texts: over the budget, kept alone as the newest.
+    expectMatches('user');
+    expect(index.matchedEntriesHeld).toBe(2_000);
+    // Each 'userN' matches 111 texts: the older queries leave as the newer ones come.
+    for (let digit = 1; digit <= 9; digit++) expectMatches(`user${digit}`);
+    expect(index.matchedEntriesHeld).toBeLessThanOrEqual(1_000);
+    expect(index.matchedEntriesHeld).toBeGreaterThan(800);
+    // New texts extend a kept result (and one evicted is found afresh).
+    for (let slot = 2_000; slot < slots; slot++) index.set(slot, (texts[slot] = `user${slot}`));
+    for (const query of ['user9', 'user1', 'user', '2999']) expectMatches(query);
+  });
 });

@@ -29,6 +29,19 @@ const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
  */
 const ROW_RESULTS_KEPT = 8;
 
+/**
+ * Matching entries kept over all queries, 4 bytes each: a name fragment matches thousands of the
+ * million usernames, and a thousand such lists as JS arrays held 17 MB of the index thread's heap
+ * (2026-11-25, bench). Oldest queries go first; the newest is kept whatever its size.
+ */
+const MATCHED_ENTRIES_KEPT = 500_000;
+
+/** A query's matching entries among the first `upTo`: entries only grow, so a result extends. */
+interface Matches {
+  upTo: number;
+  entries: Int32Array;
+}
+
 interface Posting {
   data: Uint32Array;
   length: number;
@@ -76,6 +89,9 @@ class EntryColumn {
 }
 
 export class TextIndex {
+  /** @param matchedEntriesKept matching entries kept over all queries (tests set it low) */
+  constructor(private readonly matchedEntriesKept = MATCHED_ENTRIES_KEPT) {}
+
   /** Distinct texts, outside the V8 heap; an entry's text never changes and entries are never removed. */
   readonly #texts = new StringStore();
   #entryHashes = new Uint32Array(1024);
@@ -96,8 +112,9 @@ export class TextIndex {
   readonly #present = new Bitset();
   #rowsWithText = 0;
   readonly #trigrams = new Map<number, Posting>();
-  /** Query → matching entries among the first `upTo`: entries only grow, so a result extends. */
-  readonly #matches = new Map<string, { upTo: number; entries: number[] }>();
+  /** Query → its matching entries, least recent first; `#matchesHeld` entries over all of them. */
+  readonly #matches = new Map<string, Matches>();
+  #matchesHeld = 0;
   /** Query → the bitset of its rows, valid while no row changes its text (`#version`). */
   readonly #rows = new Map<string, { version: number; bits: Uint32Array }>();
   #version = 0;
@@ -184,6 +201,7 @@ export class TextIndex {
     this.#changed = new Bitset(slots);
     this.#changedSlots = [];
     this.#matches.clear();
+    this.#matchesHeld = 0;
     this.#rows.clear();
     this.#version++;
   }
@@ -228,20 +246,37 @@ export class TextIndex {
     }
   }
 
-  /** The entries whose text contains `query` (already lower-cased). */
-  matchingEntries(query: string): number[] {
+  /** Matching entries held by the query cache. */
+  get matchedEntriesHeld(): number {
+    return this.#matchesHeld;
+  }
+
+  /** The entries whose text contains `query` (already lower-cased); do not modify them. */
+  matchingEntries(query: string): Int32Array {
     let cached = this.#matches.get(query);
-    if (!cached) {
-      if (this.#matches.size >= 1_000) this.#matches.delete(this.#matches.keys().next().value as string);
-      cached = { upTo: 0, entries: [] };
-      this.#matches.set(query, cached);
-    }
+    if (cached) this.#matches.delete(query);
+    else cached = { upTo: 0, entries: new Int32Array(0) };
+    this.#matchesHeld -= cached.entries.length;
     if (cached.upTo < this.#texts.size) {
       const needle = utf8(query);
+      const found: number[] = [];
       for (const entry of this.#candidates(query, cached.upTo)) {
-        if (this.#texts.includes(entry, needle)) cached.entries.push(entry);
+        if (this.#texts.includes(entry, needle)) found.push(entry);
+      }
+      if (found.length > 0) {
+        const entries = new Int32Array(cached.entries.length + found.length);
+        entries.set(cached.entries);
+        entries.set(found, cached.entries.length);
+        cached.entries = entries;
       }
       cached.upTo = this.#texts.size;
+    }
+    this.#matches.set(query, cached);
+    this.#matchesHeld += cached.entries.length;
+    for (const [oldest, matches] of this.#matches) {
+      if (this.#matchesHeld <= this.matchedEntriesKept || oldest === query) break;
+      this.#matches.delete(oldest);
+      this.#matchesHeld -= matches.entries.length;
     }
     return cached.entries;
   }
@@ -277,7 +312,7 @@ export class TextIndex {
   }
 
   /** out (all 0 on entry) = the slots of the given entries. */
-  #slotsOf(out: Uint32Array, entries: readonly number[]): void {
+  #slotsOf(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>): void {
     let rows = 0;
     for (const entry of entries) rows += this.#entryRows[entry];
     const slots = Math.min(this.#slots, out.length * 32);
@@ -308,7 +343,7 @@ export class TextIndex {
   }
 
   /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
-  #wantedOf(entries: readonly number[]): Uint8Array {
+  #wantedOf(entries: ArrayLike<number> & Iterable<number>): Uint8Array {
     // Reused rather than allocated per search: at a million names it is a megabyte.
     if (this.#wanted.length < this.#texts.size + 1) this.#wanted = new Uint8Array(Math.max(this.#texts.size + 1, this.#wanted.length * 2));
     const wanted = this.#wanted;
@@ -317,7 +352,7 @@ export class TextIndex {
   }
 
   /** out (all 0) = every slot with a text, less the slots of the entries not in `entries`. */
-  #allBut(out: Uint32Array, entries: readonly number[]): void {
+  #allBut(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>): void {
     const present = this.#present.words;
     const words = Math.min(out.length, present.length);
     for (let i = 0; i < words; i++) out[i] = present[i];
@@ -342,7 +377,7 @@ export class TextIndex {
   }
 
   /** Every slot whose entry is one of `entries`, found in one pass over the slots. */
-  #scanInto(out: Uint32Array, entries: readonly number[], slots: number): void {
+  #scanInto(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>, slots: number): void {
     const wanted = this.#wantedOf(entries);
     const codes = this.#entryOf.codes;
     for (let base = 0; base < slots; base += 32) {
