@@ -5,10 +5,11 @@ import { compareUtf8 } from '../src/search/primitives/string-store.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
 
-// A sort order is a sorted snapshot plus the slots changed since; compacting merges the two into
-// arrays of the exact size with keys in their final type. Before and after, with rows changed,
-// removed and added, and keys that stop (or start) fitting in 4 bytes, it must list the alive
-// rows as a plain sort by (key DESC, id DESC) does, by both ways of reading it.
+// A sort order is a sorted snapshot of slots plus the slots changed since; compacting merges the
+// two into an array of the exact size. It reads keys from the column, so a changed slot's key is
+// no longer where the snapshot put it: searches that land on one must step past it. Before and
+// after, with rows changed, removed and added, it must list the alive rows as a plain sort by
+// (key DESC, id DESC) does, by both ways of reading it.
 
 describe('a sort order', () => {
   for (const kind of ['whole numbers', 'decimals']) {
@@ -53,4 +54,60 @@ describe('a sort order', () => {
       }
     });
   }
+
+  it('starts from a position and marks a key range exactly while runs of its snapshot changed keys (binary searches land on them)', () => {
+    const rng = seededRandom('sort-order-bounds');
+    const table = new RowTable();
+    const keyOf: number[] = [];
+    const order = new SortOrder(table, (slot) => keyOf[slot]);
+    for (let n = 0; n < 6_000; n++) {
+      const id = `id${String(n).padStart(6, '0')}`;
+      const slot = table.slotFor(id, id, () => {});
+      keyOf[slot] = rng.int(0, 3_000);
+      table.markAlive(slot, true);
+    }
+    order.rebuild();
+    const sorted = () =>
+      [...Array(table.size).keys()]
+        .filter((slot) => table.alive.has(slot))
+        .sort((a, b) => (keyOf[a] !== keyOf[b] ? keyOf[b] - keyOf[a] : -compareUtf8(table.ids.get(a), table.ids.get(b))));
+    // Runs of consecutive rows of the snapshot change keys, to values far off their place (what a
+    // search reading their current keys as sorted would trip on), and a few rows go.
+    const before = sorted();
+    for (const [start, length] of [[0, 40], [1_500, 900], [2_990, 20], [5_900, 100]]) {
+      for (const slot of before.slice(start, start + length)) {
+        keyOf[slot] = rng.chance(0.5) ? rng.int(0, 3_000) : rng.pick([-1, 1e9, 1_500]);
+        order.touch(slot);
+      }
+    }
+    for (let n = 0; n < 30; n++) {
+      const slot = rng.pick(before);
+      table.markAlive(slot, false);
+      order.touch(slot);
+    }
+    const expected = sorted();
+    const all = new Uint32Array(Math.ceil(table.size / 32)).fill(0xffffffff);
+    for (let trial = 0; trial < 60; trial++) {
+      // A bound at a row's position, or between keys, or past either end.
+      const at = rng.int(0, expected.length - 1);
+      const from = rng.chance(0.5) ? order.positionOf(expected[at]) : { key: rng.pick([rng.int(-5, 3_005), 1e9, -1]), id: `id${String(rng.int(0, 6_000)).padStart(6, '0')}` };
+      for (const backward of [false, true]) {
+        const wanted = expected.filter((slot) => order.comparePosition(slot, from) * (backward ? -1 : 1) > 0);
+        if (backward) wanted.reverse();
+        for (const strategy of ['walk', 'ranked'] as const) {
+          const listed = order.select(all, table.aliveCount, { from, until: null, backward, skip: 0, take: 25, strategy });
+          expect(listed, `trial ${trial}, ${backward ? 'backward' : 'forward'}, ${strategy}`).toEqual(wanted.slice(0, 25));
+        }
+      }
+      const low = rng.int(-2, 3_002);
+      const high = low + rng.pick([0, 1, 10, 400, 2e9]);
+      for (const toExclusive of [false, true]) {
+        const bits = new Uint32Array(all.length);
+        order.markKeyRange(bits, low, high, toExclusive);
+        const marked = [...Array(table.size).keys()].filter((slot) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0);
+        const inRange = expected.filter((slot) => keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high)).sort((a, b) => a - b);
+        expect(marked, `trial ${trial}: [${low}, ${high}${toExclusive ? ')' : ']'}`).toEqual(inRange);
+      }
+    }
+  });
 });

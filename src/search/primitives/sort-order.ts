@@ -7,6 +7,9 @@ import { compareUtf8 } from './string-store.js';
 // compares it) descending as the tie-break. It is kept as a sorted snapshot of all slots plus the
 // slots changed since (sorted on demand and merged in), so a change costs no re-sort; once the
 // changed slots are many, snapshot and changes merge into a new snapshot in one linear pass.
+// The snapshot holds slots, not keys: a slot not changed since has the key it was sorted by, read
+// from the table's own column (a copy of every key was 30 MiB at 1M creators and 2M videos). A
+// binary search that lands on a changed slot looks at the next unchanged one instead.
 //
 // A page of matching rows is found one of two ways, whichever is cheaper: walking the order and
 // testing each row (dense matches: a few rows per hit), or placing the matches in a bitset by
@@ -25,9 +28,6 @@ function compare(keyA: number, idA: string, keyB: number, idB: string): number {
 
 const NO_RANK = 0xffffffff;
 
-/** Keys that are whole numbers within an Int32 are kept in 4 bytes. */
-const fitsInt32 = (key: number) => Number.isInteger(key) && key >= -0x80000000 && key <= 0x7fffffff;
-
 export interface Walk {
   /** Start strictly after this position (in the walking direction); null: from the beginning. */
   from: Position | null;
@@ -43,9 +43,8 @@ export interface Walk {
 }
 
 export class SortOrder {
+  /** The snapshot: slots in order; a slot changed since is skipped (its key may have moved). */
   #perm: Uint32Array = new Uint32Array(0);
-  /** Each snapshot row's key: 4 bytes a row when every key is a whole number that fits an Int32. */
-  #permKeys: Float64Array | Int32Array = new Float64Array(0);
   /** Each snapshot slot's index in #perm (NO_RANK for slots outside the snapshot). */
   #rankOf = new Uint32Array(0);
   readonly #dirty = new Bitset();
@@ -53,7 +52,7 @@ export class SortOrder {
   #delta: number[] | null = null;
   #built = false;
 
-  /** @param keyOf the slot's current key */
+  /** @param keyOf the slot's current key; every change to it is told through touch() */
   constructor(
     private readonly table: RowTable,
     private readonly keyOf: (slot: number) => number,
@@ -69,11 +68,7 @@ export class SortOrder {
     const slots = new Uint32Array(this.table.aliveCount);
     for (let slot = 0, n = 0; slot < this.table.size; slot++) if (this.table.alive.has(slot)) slots[n++] = slot;
     slots.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
-    let narrow = true;
-    for (let i = 0; i < slots.length && narrow; i++) narrow = fitsInt32(this.keyOf(slots[i]));
-    const keys = narrow ? new Int32Array(slots.length) : new Float64Array(slots.length);
-    for (let i = 0; i < slots.length; i++) keys[i] = this.keyOf(slots[i]);
-    this.#setSnapshot(slots, keys);
+    this.#setSnapshot(slots);
   }
 
   /** The order as of now: the changed slots are merged in first. */
@@ -81,19 +76,14 @@ export class SortOrder {
     if (this.#built && this.#dirtyList.length > 0) this.compact();
     out.value(this.#built);
     out.array(this.#perm);
-    out.array(this.#permKeys);
   }
 
   /** After the table's own load: the ranks are derived again, a linear pass. */
   load(input: SnapshotReader): void {
     this.#built = input.value<boolean>() === true;
     const perm = input.array(Uint32Array);
-    const keys = input.anyArray();
-    if (!(keys instanceof Int32Array || keys instanceof Float64Array) || keys.length !== perm.length || perm.length > this.table.size) {
-      throw new SnapshotRejected('a sort order does not add up');
-    }
+    if (perm.length > this.table.size) throw new SnapshotRejected('a sort order does not add up');
     this.#perm = perm;
-    this.#permKeys = keys;
     this.#rankOf = new Uint32Array(Math.max(this.table.size, 1)).fill(NO_RANK);
     for (let rank = 0; rank < perm.length; rank++) {
       if (perm[rank] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
@@ -116,30 +106,20 @@ export class SortOrder {
   /** Merges the changed slots into a new snapshot (linear). */
   compact(): void {
     const delta = this.#sortedDelta();
-    // Arrays of the exact size, keys in their final type: at 20M rows each spare copy (a slice, a
-    // Float64 draft of Int32 keys) was 80-160 MB more at the peak.
+    // An array of the exact size: at 20M rows each spare copy (a slice) was 80 MB more at the peak.
     let kept = 0;
     for (let i = 0; i < this.#perm.length; i++) if (!this.#dirty.has(this.#perm[i])) kept++;
-    const size = kept + delta.length;
-    const narrow = this.#permKeys instanceof Int32Array && delta.every((slot) => fitsInt32(this.keyOf(slot)));
-    const perm = new Uint32Array(size);
-    const keys = narrow ? new Int32Array(size) : new Float64Array(size);
+    const perm = new Uint32Array(kept + delta.length);
     let out = 0;
     let i = 0;
     let j = 0;
     while (i < this.#perm.length || j < delta.length) {
       while (i < this.#perm.length && this.#dirty.has(this.#perm[i])) i++;
-      const takeSnapshot =
-        i < this.#perm.length && (j >= delta.length || this.#bySlots(this.#permKeys[i], this.#perm[i], this.keyOf(delta[j]), delta[j]) < 0);
-      if (takeSnapshot) {
-        perm[out] = this.#perm[i];
-        keys[out++] = this.#permKeys[i++];
-      } else if (j < delta.length) {
-        perm[out] = delta[j];
-        keys[out++] = this.keyOf(delta[j++]);
-      }
+      const takeSnapshot = i < this.#perm.length && (j >= delta.length || this.compareSlots(this.#perm[i], delta[j]) < 0);
+      if (takeSnapshot) perm[out++] = this.#perm[i++];
+      else if (j < delta.length) perm[out++] = delta[j++];
     }
-    this.#setSnapshot(perm, keys);
+    this.#setSnapshot(perm);
   }
 
   /**
@@ -164,18 +144,13 @@ export class SortOrder {
    * at a random place in memory.
    */
   markKeyRange(out: Uint32Array, from: number, to: number, toExclusive: boolean): void {
-    const keys = this.#permKeys;
     const perm = this.#perm;
-    // Keys descend: the first index at or below `to` (below it, when exclusive).
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (toExclusive ? keys[mid] >= to : keys[mid] > to) lo = mid + 1;
-      else hi = mid;
-    }
     const dirty = this.#dirty;
-    for (let i = lo; i < keys.length && keys[i] >= from; i++) {
+    // Keys descend: from the first index at or below `to` (below it, when exclusive) to the first
+    // below `from`, found by two binary searches; the unchanged slots between are the run.
+    const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
+    const end = this.#firstAfter((key) => key >= from);
+    for (let i = start; i < end; i++) {
       const slot = perm[i];
       if (!dirty.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
     }
@@ -233,7 +208,7 @@ export class SortOrder {
       while (inSnapshot() && this.#dirty.has(this.#perm[i])) i += step;
       if (!inSnapshot() && !inDelta()) break;
       let slot: number;
-      if (inSnapshot() && (!inDelta() || this.#bySlots(this.#permKeys[i], this.#perm[i], this.keyOf(delta[j]), delta[j]) * step < 0)) {
+      if (inSnapshot() && (!inDelta() || this.compareSlots(this.#perm[i], delta[j]) * step < 0)) {
         slot = this.#perm[i];
         i += step;
       } else {
@@ -280,7 +255,7 @@ export class SortOrder {
       const inDelta = j >= 0 && j < changed.length;
       if (rank === -1 && !inDelta) break;
       let slot: number;
-      if (rank !== -1 && (!inDelta || this.#bySlots(this.#permKeys[rank], this.#perm[rank], this.keyOf(changed[j]), changed[j]) * step < 0)) {
+      if (rank !== -1 && (!inDelta || this.compareSlots(this.#perm[rank], changed[j]) * step < 0)) {
         slot = this.#perm[rank];
         rank = nextRank(ranks, rank + step, backward, this.#perm.length);
       } else {
@@ -297,17 +272,33 @@ export class SortOrder {
 
   /** First snapshot index strictly after `from`; walking backward, the last one strictly before it. */
   #snapshotStart(from: Position, backward: boolean): number {
+    const after = this.#firstAfter((key, slot) => this.#toPosition(key, slot, from) <= 0);
+    if (!backward) return after;
+    // Walkers skip changed slots themselves: stepping over them here is only for the one equal to `from`.
+    let before = after - 1;
+    while (before >= 0 && (this.#dirty.has(this.#perm[before]) || this.comparePosition(this.#perm[before], from) === 0)) before--;
+    return before;
+  }
+
+  /**
+   * The first snapshot index whose unchanged slots, from there on, all fail `before` (which holds
+   * for a prefix of the order): a binary search over the unchanged slots, a probe landing on a
+   * changed one moving on to the next unchanged one.
+   */
+  #firstAfter(before: (key: number, slot: number) => boolean): number {
+    const perm = this.#perm;
+    const dirty = this.#dirty;
     let lo = 0;
-    let hi = this.#perm.length;
+    let hi = perm.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.#toPosition(this.#permKeys[mid], this.#perm[mid], from) <= 0) lo = mid + 1;
+      let probe = mid;
+      while (probe < hi && dirty.has(perm[probe])) probe++;
+      if (probe === hi) hi = mid;
+      else if (before(this.keyOf(perm[probe]), perm[probe])) lo = probe + 1;
       else hi = mid;
     }
-    if (!backward) return lo;
-    let before = lo - 1;
-    while (before >= 0 && this.#toPosition(this.#permKeys[before], this.#perm[before], from) === 0) before--;
-    return before;
+    return lo;
   }
 
   /** The same in a sorted list of slots (current keys). */
@@ -333,10 +324,9 @@ export class SortOrder {
     return live;
   }
 
-  #setSnapshot(perm: Uint32Array, keys: Int32Array | Float64Array): void {
+  #setSnapshot(perm: Uint32Array): void {
     this.#built = true;
     this.#perm = perm;
-    this.#permKeys = keys instanceof Float64Array && keys.every(fitsInt32) ? Int32Array.from(keys) : keys;
     if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(grownLength(this.#rankOf.length, this.table.size));
     this.#rankOf.fill(NO_RANK);
     for (let rank = 0; rank < perm.length; rank++) this.#rankOf[perm[rank]] = rank;
