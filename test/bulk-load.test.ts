@@ -4,9 +4,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runImport, type ImportKind } from '../src/cli/import.js';
 import { seedScale, type ScaleCounts } from '../src/cli/seed.js';
-import { creatorsTable } from '../src/store/bulk-tables.js';
+import { channelsTable, creatorsTable, videosTable, type Row } from '../src/store/bulk-tables.js';
 import { statementTransport } from '../src/store/bulk.js';
-import { creatorRow } from '../src/store/imports.js';
+import { openStore } from '../src/store/connect.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import { channelRow, creatorRow, videoRow } from '../src/store/imports.js';
 import type { Store } from '../src/store/connect.js';
 import type { Database } from '../src/store/database.js';
 import { capture, catalogKeys as keys, catalogTables as bulkTables } from './support/catalog-tables.js';
@@ -368,6 +370,130 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
       expect(Number(rows[0].n)).toBe(0);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe.runIf(process.env.TEST_DATABASE_URL)("a load's references, checked at its end on PostgreSQL", () => {
+  const stamp = '2026-10-31T00:00:00Z';
+  const channel = (id: string) => channelRow({ channel_id: id, title: id, last_update_at: stamp });
+  const video = (id: string, channelId: string) =>
+    videoRow({ video_id: id, channel_id: channelId, title: id, create_at: '2026-06-01T00:00:00Z', duration: 'PT1M', last_update_at: stamp });
+  const count = async (db: Kysely<Database>, table: 'channels' | 'videos') =>
+    Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(db)).rows[0].n);
+
+  /** Channels and videos loaded side by side, as the seed loads them: videos wait for the channels only to check their references. */
+  function loadSideBySide(store: Pick<Store, 'bulk'>, channelIds: string[], videos: Row[], channelsWaitFor: Promise<unknown> = Promise.resolve()) {
+    const notes: string[] = [];
+    let videosCopied!: () => void;
+    const copied = new Promise<void>((resolve) => (videosCopied = resolve));
+    const channels = store.bulk.load(channelsTable, 'keep-stored', async (write) => {
+      await channelsWaitFor;
+      await write(channelIds.map(channel));
+    });
+    const videoLoad = store.bulk.load(
+      videosTable,
+      'keep-stored',
+      async (write) => {
+        await write(videos);
+        videosCopied();
+      },
+      (text) => notes.push(text),
+      { referencedRowsStored: channels },
+    );
+    return { channels, videos: videoLoad, copied, notes };
+  }
+
+  it('copies the videos before their channels are committed, then checks every reference', async () => {
+    const store = await createTestStore();
+    try {
+      // The channels' load commits only once the videos are copied: checked row by row, the
+      // videos would wait for channels that wait for them.
+      let release!: () => void;
+      const videosFirst = new Promise<void>((resolve) => (release = resolve));
+      const load = loadSideBySide(store, ['UCone', 'UCtwo'], [video('v1', 'UCone'), video('v2', 'UCtwo'), video('v3', 'UCone')], videosFirst);
+      await load.copied;
+      release();
+      expect(await load.channels).toBe(2);
+      expect(await load.videos).toBe(3);
+      expect(load.notes.join('\n')).toMatch(/references are checked at the end/);
+      expect(load.notes.join('\n')).toMatch(/references checked in/);
+      expect(await count(store.db, 'videos')).toBe(3);
+      // The foreign key is still enforced afterwards.
+      await expect(sql`DELETE FROM channels WHERE channel_id = 'UCone'`.execute(store.db)).rejects.toThrow(/foreign key/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails the whole load on one video whose channel is missing, leaving it empty with every index', async () => {
+    const store = await createTestStore();
+    try {
+      const before = await indexDefinitions(store.db);
+      const videos = Array.from({ length: 500 }, (_, i) => video(`v${i}`, i === 321 ? 'UCnone' : i % 2 === 0 ? 'UCone' : 'UCtwo'));
+      const load = loadSideBySide(store, ['UCone', 'UCtwo'], videos);
+      expect(await load.channels).toBe(2);
+      const failure = await load.videos.then(
+        () => null,
+        (error: { message: string; code?: string; detail?: string }) => error,
+      );
+      expect(failure).toMatchObject({
+        code: '23503',
+        message: 'insert or update on table "videos" violates foreign key constraint "videos_channel_id_fkey"',
+        detail: 'Key (channel_id)=(UCnone) is not present in table "channels".',
+      });
+      expect(await count(store.db, 'videos')).toBe(0);
+      expect(await count(store.db, 'channels')).toBe(2);
+      expect(await indexDefinitions(store.db)).toEqual(before);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails the videos when their channels fail', async () => {
+    const store = await createTestStore();
+    try {
+      const load = loadSideBySide(store, ['UCone', 'UCone'], [video('v1', 'UCone')]);
+      await expect(load.channels).rejects.toThrow(/duplicate key/);
+      await expect(load.videos).rejects.toThrow(/duplicate key/);
+      expect(await count(store.db, 'videos')).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('checks row by row for a role that may not defer the checks: a database owned by an ordinary role', async () => {
+    const serverUrl = process.env.TEST_DATABASE_URL!;
+    const suffix = `${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`;
+    const role = `test_owner_${suffix}`;
+    const database = `test_owned_${suffix}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER`);
+    await admin.query(`CREATE DATABASE ${database} OWNER ${role}`);
+    const url = new URL(serverUrl);
+    url.username = role;
+    url.pathname = `/${database}`;
+    const store = await openStore({ databaseUrl: url.toString() });
+    try {
+      await migrateToLatest(store.db);
+      const seeded = capture();
+      const small: ScaleCounts = { creators: 50, channels: 5, videos: 40, live: 5 };
+      expect(await seedScale(store, small, seeded.stream)).toEqual(small);
+      expect(seeded.text()).toMatch(/seed: videos: empty table/);
+      expect(seeded.text()).not.toMatch(/references are checked at the end/);
+
+      await sql`TRUNCATE videos`.execute(store.db);
+      const load = loadSideBySide(store, ['UCone'], [video('v1', 'UCone'), video('v2', 'UCnone')]);
+      expect(await load.channels).toBe(1);
+      await expect(load.videos).rejects.toMatchObject({ code: '23503' });
+      expect(load.notes.join('\n')).not.toMatch(/references are checked at the end/);
+      expect(await count(store.db, 'videos')).toBe(0);
+    } finally {
+      await store.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
     }
   });
 });

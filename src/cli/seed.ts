@@ -6,7 +6,7 @@ import { demoDataSet } from '../demo/data-set.js';
 import { makeLiveStream } from '../demo/live-streams.js';
 import { makeChannel, makeVideo, type ChannelProfile } from '../demo/videos.js';
 import { categoriesTable, channelsTable, creatorsTable, liveStreamsTable, videosTable, type BulkTable, type Row } from '../store/bulk-tables.js';
-import { vacuumAnalyze, type BulkTransport } from '../store/bulk.js';
+import { vacuumAnalyze, type BulkTransport, type LoadOptions } from '../store/bulk.js';
 import type { Store } from '../store/connect.js';
 import type { Database } from '../store/database.js';
 import { channelRow, creatorRow, liveStreamRow, videoRow, type Rejection } from '../store/imports.js';
@@ -113,18 +113,20 @@ export async function seedScale(store: Pick<Store, 'db' | 'bulk'>, counts: Scale
       liveStreamRow(makeLiveStream(`scale:stream:${i}`, `9${String(i).padStart(10, '0')}`, `8${String(i).padStart(10, '0')}`, i)),
     ),
   };
-  const load = (job: ScaleJob) => loadGenerated(store.bulk, job, stderr);
+  const load = (job: ScaleJob, options?: LoadOptions) => loadGenerated(store.bulk, job, stderr, options);
 
   let inserted: ScaleCounts;
   if (store.bulk.concurrent) {
-    // Side by side: one table's indexes build while the next table's rows are generated. Videos
-    // need their channels stored first.
-    const [channelsAndVideos, creators, live] = await settleAll([
-      load(jobs.channels).then(async (channelRows) => ({ channels: channelRows, videos: await load(jobs.videos) })),
+    // Side by side: one table's indexes build while another's rows are generated. Videos need
+    // their channels stored, but only by the time their references are checked (bulk-copy.ts).
+    const channelsStored = load(jobs.channels);
+    const [channels, videos, creators, live] = await settleAll([
+      channelsStored,
+      load(jobs.videos, { referencedRowsStored: channelsStored }),
       load(jobs.creators),
       load(jobs.live),
     ] as const);
-    inserted = { ...channelsAndVideos, creators, live };
+    inserted = { channels, videos, creators, live };
   } else {
     inserted = { channels: await load(jobs.channels), videos: await load(jobs.videos), creators: await load(jobs.creators), live: await load(jobs.live) };
   }
@@ -163,7 +165,7 @@ function* generated(makeRow: (index: number) => Row, start: number, end: number)
 }
 
 /** Generates and writes `total` rows, 100,000 per write; rows are made as the transport takes them. */
-async function loadGenerated(bulk: BulkTransport, job: ScaleJob, stderr: NodeJS.WritableStream): Promise<number> {
+async function loadGenerated(bulk: BulkTransport, job: ScaleJob, stderr: NodeJS.WritableStream, options?: LoadOptions): Promise<number> {
   if (job.total === 0) return 0;
   const started = performance.now();
   const note = (text: string) => stderr.write(`seed: ${job.label}: ${text}\n`);
@@ -179,6 +181,7 @@ async function loadGenerated(bulk: BulkTransport, job: ScaleJob, stderr: NodeJS.
       }
     },
     note,
+    options,
   );
   note(`${formatCount(inserted)} rows inserted in ${seconds(started).toFixed(1)} s`);
   return inserted;

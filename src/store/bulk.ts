@@ -49,13 +49,22 @@ export interface BulkTransport {
    * receives progress of the transport's own steps. Resolves to the rows written (inserted, or
    * inserted and updated).
    */
-  load(table: BulkTable, conflict: Conflict, fill: (write: WriteRows) => Promise<void>, note?: (text: string) => void): Promise<number>;
+  load(table: BulkTable, conflict: Conflict, fill: (write: WriteRows) => Promise<void>, note?: (text: string) => void, options?: LoadOptions): Promise<number>;
   /**
    * VACUUM ANALYZE, so counts become index-only scans at once (autovacuum may be off). Run it once
    * no load is open: a transaction that began before a load committed keeps its rows from being
    * marked visible to all.
    */
   vacuumAnalyze(table: BulkTable, note?: (text: string) => void): Promise<void>;
+}
+
+export interface LoadOptions {
+  /**
+   * Settles once the rows this table's foreign keys point at are committed (another load of the
+   * same seed). The load's references are checked only after it resolved: a transport may copy the
+   * rows meanwhile and check them all at once before it commits; if it rejects, so does the load.
+   */
+  referencedRowsStored?: Promise<unknown>;
 }
 
 type AnyOnConflict = OnConflictBuilder<any, any>;
@@ -155,7 +164,8 @@ export function statementTransport(db: Kysely<Database>): BulkTransport {
   return {
     concurrent: false,
     takesEncodedRows: false,
-    async load(table, conflict, fill) {
+    async load(table, conflict, fill, _note, { referencedRowsStored } = {}) {
+      await referencedRowsStored;
       let written = 0;
       await fill(async (rows) => {
         if (isEncoded(rows)) throw new TypeError('the statement transport writes rows, not COPY text');
