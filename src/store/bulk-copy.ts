@@ -136,7 +136,11 @@ async function loadIntoEmptyTable(
       note(`references checked in ${secondsSince(started)} s`);
     }
     const started = performance.now();
-    for (const { definition } of indexes) await session.run(sql.raw(definition));
+    for (const [done, { name, definition }] of indexes.entries()) {
+      const building = performance.now();
+      await session.run(sql.raw(definition));
+      note(`index ${done + 1} / ${indexes.length} built: ${name} in ${secondsSince(building)} s`);
+    }
     note(`${indexes.length} indexes built in ${secondsSince(started)} s`);
     for (const { name } of triggers) await session.run(sql`ALTER TABLE ${sql.table(table.name)} ENABLE TRIGGER ${sql.id(name)}`);
     if (entity) await session.run(reloadMarker(entity));
