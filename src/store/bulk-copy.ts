@@ -89,9 +89,10 @@ const secondsSince = (started: number) => ((performance.now() - started) / 1000)
  *         meanwhile; when `referencedRowsStored` is given and the role may, leave the foreign
  *         keys unchecked while rows are copied (deferReferenceChecks);
  * load:   `load(freeze)` writes the rows;
- * after:  check the foreign keys left unchecked, all rows at once, once `referencedRowsStored`
- *         resolved; recreate the indexes from the saved definitions (one sort each instead of a
- *         page split per row), with memory for the sorts; resume the triggers and write one
+ * after:  recreate the indexes from the saved definitions (one sort each instead of a page split
+ *         per row), with memory for the sorts; check the foreign keys left unchecked, all rows at
+ *         once, once `referencedRowsStored` resolved (after the builds: an index on the
+ *         referencing columns is read instead of the table); resume the triggers and write one
  *         "reload the table" change instead of a change per row; commit.
  *
  * The migrations stay the only definition of the indexes. Foreign keys stay: dropping one would
@@ -128,13 +129,7 @@ async function loadIntoEmptyTable(
     await load(freeze);
 
     await session.run(sql`SET LOCAL maintenance_work_mem = ${sql.lit(INDEX_BUILD_MEMORY)}`);
-    if (deferred) {
-      await session.run(sql`SET LOCAL session_replication_role = origin`);
-      await referencedRowsStored;
-      const started = performance.now();
-      await checkReferences(session, table);
-      note(`references checked in ${secondsSince(started)} s`);
-    }
+    if (deferred) await session.run(sql`SET LOCAL session_replication_role = origin`);
     const started = performance.now();
     for (const [done, { name, definition }] of indexes.entries()) {
       const building = performance.now();
@@ -142,6 +137,12 @@ async function loadIntoEmptyTable(
       note(`index ${done + 1} / ${indexes.length} built: ${name} in ${secondsSince(building)} s`);
     }
     note(`${indexes.length} indexes built in ${secondsSince(started)} s`);
+    if (deferred) {
+      await referencedRowsStored;
+      const checking = performance.now();
+      await checkReferences(session, table);
+      note(`references checked in ${secondsSince(checking)} s`);
+    }
     for (const { name } of triggers) await session.run(sql`ALTER TABLE ${sql.table(table.name)} ENABLE TRIGGER ${sql.id(name)}`);
     if (entity) await session.run(reloadMarker(entity));
     return true;
@@ -171,11 +172,12 @@ async function deferReferenceChecks(session: CopySession): Promise<boolean> {
 }
 
 /**
- * Every foreign key of `table`, checked for all its rows at once: first the referenced rows are
- * locked FOR KEY SHARE, as the row-by-row checks lock them, so none is deleted or re-keyed before
- * the load commits; then a row whose reference is missing fails the load with PostgreSQL's own
- * error (23503). Hash joins, with the index builds' memory, since the table has no secondary
- * index yet.
+ * Every foreign key of `table`, checked for all its rows at once. Its distinct keys are read once
+ * (from an index on them when there is one: 6 s for 20M videos, against 54 s for two passes over
+ * the table), the referenced rows among them locked FOR KEY SHARE, as the row-by-row checks lock
+ * them, so none is deleted or re-keyed before the load commits; fewer rows locked than keys read
+ * means a reference is missing, and the load fails with PostgreSQL's own error (23503). Hash joins
+ * (the session turns them off for its staged batches), with the index builds' memory.
  */
 async function checkReferences(session: CopySession, table: BulkTable): Promise<void> {
   await session.run(sql`SET LOCAL enable_hashjoin = on`);
@@ -190,29 +192,27 @@ async function checkReferences(session: CopySession, table: BulkTable): Promise<
     WHERE c.contype = 'f' AND c.conrelid = ${table.name}::regclass
     ORDER BY c.conname`);
   for (const key of foreignKeys) {
+    const columns = sql.join(key.columns.map((column) => sql.ref(`t.${column}`)));
     const matches = sql.join(
       key.columns.map((column, i) => sql`${sql.ref(`r.${key.referencedColumns[i]}`)} = ${sql.ref(`t.${column}`)}`),
       sql` AND `,
     );
     // MATCH SIMPLE: a row with a null in the key references nothing.
     const present = sql.join(key.columns.map((column) => sql`${sql.ref(`t.${column}`)} IS NOT NULL`), sql` AND `);
-    await session.run(sql`
-      WITH locked AS (
-        SELECT 1 FROM ${sql.table(key.referenced)} r
-        WHERE EXISTS (SELECT 1 FROM ${sql.table(table.name)} t WHERE ${matches})
-        FOR KEY SHARE OF r)
-      SELECT count(*) FROM locked`);
+    const { rows: counts } = await session.run<{ keys: string; locked: string }>(sql`
+      WITH keys AS MATERIALIZED (SELECT DISTINCT ${columns} FROM ${sql.table(table.name)} t WHERE ${present}),
+        locked AS (SELECT 1 FROM ${sql.table(key.referenced)} r JOIN keys t ON ${matches} FOR KEY SHARE OF r)
+      SELECT (SELECT count(*) FROM keys) AS keys, (SELECT count(*) FROM locked) AS locked`);
+    if (counts[0].keys === counts[0].locked) continue;
     const { rows: missing } = await session.run<Record<string, unknown>>(sql`
-      SELECT ${sql.join(key.columns.map((column) => sql.ref(`t.${column}`)))} FROM ${sql.table(table.name)} t
+      SELECT ${columns} FROM ${sql.table(table.name)} t
       WHERE ${present} AND NOT EXISTS (SELECT 1 FROM ${sql.table(key.referenced)} r WHERE ${matches})
       LIMIT 1`);
-    if (missing.length > 0) {
-      const values = key.columns.map((column) => String(missing[0][column])).join(', ');
-      throw Object.assign(new Error(`insert or update on table "${table.name}" violates foreign key constraint "${key.name}"`), {
-        code: FOREIGN_KEY_VIOLATION,
-        detail: `Key (${key.columns.join(', ')})=(${values}) is not present in table "${key.referenced}".`,
-      });
-    }
+    const values = key.columns.map((column) => String(missing[0]?.[column])).join(', ');
+    throw Object.assign(new Error(`insert or update on table "${table.name}" violates foreign key constraint "${key.name}"`), {
+      code: FOREIGN_KEY_VIOLATION,
+      detail: `Key (${key.columns.join(', ')})=(${values}) is not present in table "${key.referenced}".`,
+    });
   }
 }
 
