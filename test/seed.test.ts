@@ -3,6 +3,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreEmpty, seedDemo, seedScale } from '../src/cli/seed.js';
 import { DEMO_SIZES, demoDataSet } from '../src/demo/data-set.js';
+import { DAY_MS, isoInstant } from '../src/demo/random.js';
 import { categoryRecord, channelRecord, creatorRecord, liveStreamRecord, videoRecord } from '../src/inputs/records.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
@@ -69,6 +70,22 @@ describe('the demo data set', () => {
       expect(new Set(records.map((record) => id(record as never))).size).toBe(records.length);
     }
     expect(new Set(data.liveStreams.map((stream) => stream.user_login)).size).toBe(data.liveStreams.length);
+  });
+});
+
+describe('isoInstant', () => {
+  it('writes what toISOString writes, at day edges, leap days, odd values and both ends of its range', () => {
+    const edges = [0, 1, 999, 1_000, DAY_MS - 1, DAY_MS, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 1, 29), Date.UTC(2100, 2, 1)];
+    const ends = [253_402_300_799_999, 253_402_300_800_000, -1, -DAY_MS - 1, 1.5, Number.MAX_SAFE_INTEGER];
+    // Deterministic spread over years 1970..9999: a multiplicative sequence modulo the range.
+    const spread = Array.from({ length: 20_000 }, (_, i) => (i * 2_654_435_761_123) % 253_402_300_800_000);
+    for (const ms of [...edges, ...ends, ...spread]) {
+      const expected = Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : 'throws';
+      expect(expected === 'throws' ? 'throws' : isoInstant(ms), String(ms)).toBe(expected);
+    }
+    // Twice for the same day: its prefix comes from the cache.
+    expect(isoInstant(Date.UTC(2026, 10, 1, 7, 8, 9, 10))).toBe('2026-11-01T07:08:09.010Z');
+    expect(isoInstant(Date.UTC(2026, 10, 1, 23, 0, 0, 5))).toBe('2026-11-01T23:00:00.005Z');
   });
 });
 

@@ -1,5 +1,5 @@
 import type { LiveStreamRecord } from '../inputs/records.js';
-import { DAY_MS, DEMO_REFERENCE_DATE, demoRandom, roundCount } from './random.js';
+import { DAY_MS, DEMO_REFERENCE_DATE, demoRandom, isoInstant, roundCount } from './random.js';
 import { capitalize, fillTemplate, games, loginNouns, loginParts, streamLanguages, streamTags, streamTitles } from './words.js';
 
 /** Viewer counts that several streams share, so the viewer-count order needs its id tie-break. */
@@ -28,7 +28,7 @@ export function makeLiveStream(seed: string, id: string, userId: string, index: 
     type: rng.chance(0.95) ? 'live' : '',
     title: fillTemplate(rng.pick(streamTitles), { game: gameName }),
     viewer_count: viewerCount,
-    started_at: new Date(DEMO_REFERENCE_DATE.getTime() - rng.int(5 * 60_000, DAY_MS / 2)).toISOString(),
+    started_at: isoInstant(DEMO_REFERENCE_DATE.getTime() - rng.int(5 * 60_000, DAY_MS / 2)),
     language,
     thumbnail_url: `https://demo-cdn.example.com/twitch/previews/live_user_${login}-{width}x{height}.jpg`,
     tags: [...(language === 'en' ? ['English'] : []), ...rng.sample(streamTags.slice(1), rng.int(0, 3))],

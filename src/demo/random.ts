@@ -74,4 +74,30 @@ export function roundOften(rng: DemoRandom, value: number): number {
   return rng.chance(0.2) ? roundCount(value) : Math.round(value);
 }
 
-export const isoBefore = (milliseconds: number) => new Date(DEMO_REFERENCE_DATE.getTime() - milliseconds).toISOString();
+export const isoBefore = (milliseconds: number) => isoInstant(DEMO_REFERENCE_DATE.getTime() - milliseconds);
+
+/** Past the last millisecond of year 9999, toISOString() writes six-digit years. */
+const FOUR_DIGIT_YEARS_END_MS = 253_402_300_800_000;
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
+const dayPrefixes = new Map<number, string>();
+
+/**
+ * `new Date(ms).toISOString()`, several times faster: it was a fifth of the seed's CPU in Node
+ * (three timestamps a creator). Each day's "YYYY-MM-DDT" is made once by toISOString itself;
+ * the time of day is integer arithmetic.
+ */
+export function isoInstant(ms: number): string {
+  if (!(ms >= 0 && ms < FOUR_DIGIT_YEARS_END_MS) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= 100_000) dayPrefixes.clear();
+    prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    dayPrefixes.set(day, prefix);
+  }
+  const inDay = ms - day * DAY_MS;
+  const milliseconds = inDay % 1000;
+  const seconds = Math.floor(inDay / 1000);
+  return `${prefix}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}.${THREE_DIGITS[milliseconds]}Z`;
+}
