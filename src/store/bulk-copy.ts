@@ -218,14 +218,17 @@ async function checkReferences(session: CopySession, table: BulkTable): Promise<
 
 /**
  * The indexes of `table` (current schema) that are neither unique nor exclusion indexes: the key
- * stays, since it enforces the key during the load and ON CONFLICT needs it.
+ * stays, since it enforces the key during the load and ON CONFLICT needs it. B-trees come last:
+ * PostgreSQL builds them on parallel workers, GIN indexes on one core, so a load that is the last
+ * one running ends on builds that use every core (seeds run loads side by side).
  */
 async function secondaryIndexes(session: CopySession, table: BulkTable): Promise<{ name: string; definition: string }[]> {
   const { rows } = await session.run<{ name: string; definition: string }>(sql`
     SELECT i.indexname AS name, i.indexdef AS definition
     FROM pg_indexes i JOIN pg_index x ON x.indexrelid = format('%I.%I', i.schemaname, i.indexname)::regclass
+      JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am am ON am.oid = c.relam
     WHERE i.schemaname = current_schema() AND i.tablename = ${table.name} AND NOT x.indisunique AND NOT x.indisexclusion
-    ORDER BY i.indexname`);
+    ORDER BY am.amname = 'btree', i.indexname`);
   return rows;
 }
 
