@@ -81,13 +81,14 @@ const secondsSince = (started: number) => ((performance.now() - started) / 1000)
  * Bulk load into an empty table, in one transaction: a failure leaves the table as it was, empty
  * and with every index. Returns false, having changed nothing, when the table has rows.
  *
- * before: lock the table (its readers wait until the load commits), check it is empty, save the
+ * before: unless the references can be checked at the end (below), wait for `referencedRowsStored`;
+ *         lock the table (its readers wait until the load commits), check it is empty, save the
  *         definitions of its secondary indexes from the catalogue and drop them; pause its
  *         change-feed triggers (src/store/changes.ts); for keep-stored loads, truncate it (no
  *         other table's foreign key may point at it) so that COPY may write the rows frozen,
  *         visible to all and all-visible in the visibility map, whatever transactions run
- *         meanwhile; when `referencedRowsStored` is given and the role may, leave the foreign
- *         keys unchecked while rows are copied (deferReferenceChecks);
+ *         meanwhile; when `referencedRowsStored` is given and the role may, the foreign keys
+ *         are left unchecked while rows are copied (deferReferenceChecks);
  * load:   `load(freeze)` writes the rows;
  * after:  recreate the indexes from the saved definitions (one sort each instead of a page split
  *         per row), with memory for the sorts; check the foreign keys left unchecked, all rows at
@@ -107,6 +108,10 @@ async function loadIntoEmptyTable(
   load: (freeze: boolean) => Promise<void>,
 ): Promise<boolean> {
   return session.transaction(async () => {
+    // Decided before the lock: a load that must check row by row waits for the referenced rows
+    // without keeping this table's readers waiting too.
+    const deferred = referencedRowsStored !== undefined && (await deferReferenceChecks(session));
+    if (!deferred) await referencedRowsStored;
     await session.run(sql`LOCK TABLE ${sql.table(table.name)} IN ACCESS EXCLUSIVE MODE`);
     const { rows } = await session.run<{ stored: boolean; referenced: boolean }>(sql`
       SELECT EXISTS (SELECT 1 FROM ${sql.table(table.name)}) AS stored,
@@ -117,8 +122,6 @@ async function loadIntoEmptyTable(
     const entity = table.name === 'categories' ? null : table.name;
     const triggers = entity ? (await session.run(enabledChangeTriggers(entity))).rows : [];
     for (const { name } of triggers) await session.run(sql`ALTER TABLE ${sql.table(table.name)} DISABLE TRIGGER ${sql.id(name)}`);
-    const deferred = referencedRowsStored !== undefined && (await deferReferenceChecks(session));
-    if (!deferred) await referencedRowsStored;
     const freeze = conflict === 'keep-stored' && !rows[0].referenced;
     if (freeze) await session.run(sql`TRUNCATE ${sql.table(table.name)}`);
     note(
