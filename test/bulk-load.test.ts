@@ -404,21 +404,30 @@ describe.runIf(process.env.TEST_DATABASE_URL)("a load's references, checked at i
     return { channels, videos: videoLoad, copied, notes };
   }
 
-  it('copies the videos before their channels are committed, then checks every reference', async () => {
+  it('copies the videos before their channels are committed, then checks and locks every reference', async () => {
     const store = await createTestStore();
     try {
       // The channels' load commits only once the videos are copied: checked row by row, the
       // videos would wait for channels that wait for them.
       let release!: () => void;
       const videosFirst = new Promise<void>((resolve) => (release = resolve));
-      const load = loadSideBySide(store, ['UCone', 'UCtwo'], [video('v1', 'UCone'), video('v2', 'UCtwo'), video('v3', 'UCone')], videosFirst);
+      const load = loadSideBySide(store, ['UCone', 'UCtwo', 'UCthree'], [video('v1', 'UCone'), video('v2', 'UCtwo'), video('v3', 'UCone')], videosFirst);
       await load.copied;
       release();
-      expect(await load.channels).toBe(2);
+      expect(await load.channels).toBe(3);
       expect(await load.videos).toBe(3);
       expect(load.notes.join('\n')).toMatch(/references are checked at the end/);
       expect(load.notes.join('\n')).toMatch(/references checked in/);
       expect(await count(store.db, 'videos')).toBe(3);
+      // The check locked the referenced channels FOR KEY SHARE, as row-by-row checks do (so none
+      // could be deleted before the videos committed): the locker stays in xmax, the others have none.
+      const { rows: lockers } = await sql<{ id: string; locked: boolean }>`
+        SELECT channel_id AS id, xmax::text <> '0' AS locked FROM channels ORDER BY channel_id`.execute(store.db);
+      expect(lockers).toEqual([
+        { id: 'UCone', locked: true },
+        { id: 'UCthree', locked: false },
+        { id: 'UCtwo', locked: true },
+      ]);
       // The foreign key is still enforced afterwards.
       await expect(sql`DELETE FROM channels WHERE channel_id = 'UCone'`.execute(store.db)).rejects.toThrow(/foreign key/);
     } finally {

@@ -98,4 +98,14 @@ describe('the substring index', () => {
     for (let slot = 2_000; slot < slots; slot++) index.set(slot, (texts[slot] = `user${slot}`));
     for (const query of ['user9', 'user1', 'user', '2999']) expectMatches(query);
   });
+
+  it('keeps at most 1,000 queries, however many distinct queries match nothing', () => {
+    const index = new TextIndex();
+    for (let slot = 0; slot < 100; slot++) index.set(slot, `user${slot}`);
+    for (let query = 0; query < 5_000; query++) expect(index.matchingEntries(`zz${query}`)).toHaveLength(0);
+    expect(index.matchedEntriesHeld).toBe(0);
+    expect(index.matchedQueriesHeld).toBe(1_000);
+    expect(Array.from(index.matchingEntries('user9'))).toHaveLength(11);
+    expect(index.matchedQueriesHeld).toBe(1_000);
+  });
 });

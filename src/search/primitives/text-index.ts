@@ -35,6 +35,8 @@ const ROW_RESULTS_KEPT = 8;
  * (2026-11-25, bench). Oldest queries go first; the newest is kept whatever its size.
  */
 const MATCHED_ENTRIES_KEPT = 500_000;
+/** Queries kept, whatever they match: one matching nothing costs no entry, but a key and a record. */
+const MATCHED_QUERIES_KEPT = 1_000;
 
 /** A query's matching entries among the first `upTo`: entries only grow, so a result extends. */
 interface Matches {
@@ -251,6 +253,11 @@ export class TextIndex {
     return this.#matchesHeld;
   }
 
+  /** Queries held by the query cache. */
+  get matchedQueriesHeld(): number {
+    return this.#matches.size;
+  }
+
   /** The entries whose text contains `query` (already lower-cased); do not modify them. */
   matchingEntries(query: string): Int32Array {
     let cached = this.#matches.get(query);
@@ -274,7 +281,8 @@ export class TextIndex {
     this.#matches.set(query, cached);
     this.#matchesHeld += cached.entries.length;
     for (const [oldest, matches] of this.#matches) {
-      if (this.#matchesHeld <= this.matchedEntriesKept || oldest === query) break;
+      const withinBudget = this.#matchesHeld <= this.matchedEntriesKept && this.#matches.size <= MATCHED_QUERIES_KEPT;
+      if (withinBudget || oldest === query) break;
       this.#matches.delete(oldest);
       this.#matchesHeld -= matches.entries.length;
     }
