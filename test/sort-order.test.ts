@@ -32,7 +32,7 @@ describe('a sort order', () => {
         const expected = [...Array(table.size).keys()]
           .filter((slot) => table.alive.has(slot))
           .sort((a, b) => (keyOf[a] !== keyOf[b] ? keyOf[b] - keyOf[a] : -compareUtf8(table.ids.get(a), table.ids.get(b))));
-        for (const strategy of ['walk', 'ranked'] as const) {
+        for (const strategy of ['walk', 'heap'] as const) {
           const { rows } = randomRowSet(rng, table.size, 1);
           const listed = order.select(rows, table.aliveCount, { from: null, until: null, backward: false, skip: 0, take: table.size, strategy });
           expect(listed.length, `${label}, ${strategy}`).toBe(expected.length);
@@ -94,7 +94,7 @@ describe('a sort order', () => {
       for (const backward of [false, true]) {
         const wanted = expected.filter((slot) => order.comparePosition(slot, from) * (backward ? -1 : 1) > 0);
         if (backward) wanted.reverse();
-        for (const strategy of ['walk', 'ranked'] as const) {
+        for (const strategy of ['walk', 'heap'] as const) {
           const listed = order.select(all, table.aliveCount, { from, until: null, backward, skip: 0, take: 25, strategy });
           expect(listed, `trial ${trial}, ${backward ? 'backward' : 'forward'}, ${strategy}`).toEqual(wanted.slice(0, 25));
         }

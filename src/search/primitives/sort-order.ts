@@ -1,4 +1,4 @@
-import { Bitset, grownLength } from './bitset.js';
+import { Bitset } from './bitset.js';
 import type { RowTable } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { compareUtf8 } from './string-store.js';
@@ -12,8 +12,10 @@ import { compareUtf8 } from './string-store.js';
 // binary search that lands on a changed slot looks at the next unchanged one instead.
 //
 // A page of matching rows is found one of two ways, whichever is cheaper: walking the order and
-// testing each row (dense matches: a few rows per hit), or placing the matches in a bitset by
-// their rank in the order and reading it in rank order (sparse matches: no row visited twice).
+// testing each row (dense matches: a few rows per hit), or reading each match's key once and
+// keeping the best (skip + take) in a bounded heap (sparse matches: no row visited twice). No
+// rank per row is kept for the second way: 4 bytes a row per order was ~23 MiB at 1M creators and
+// 2M videos, ~230 MB at ten times that, and a match's key costs one read as its rank did.
 
 export interface Position {
   key: number;
@@ -26,8 +28,6 @@ function compare(keyA: number, idA: string, keyB: number, idB: string): number {
   return -compareUtf8(idA, idB);
 }
 
-const NO_RANK = 0xffffffff;
-
 export interface Walk {
   /** Start strictly after this position (in the walking direction); null: from the beginning. */
   from: Position | null;
@@ -39,14 +39,12 @@ export interface Walk {
   /** Told the key of every row read from the order, the one that ends the walk included (tests watch where it reads). */
   visit?: (key: number) => void;
   /** Tests force one way of reading the order; by default select() takes the cheaper. */
-  strategy?: 'walk' | 'ranked';
+  strategy?: 'walk' | 'heap';
 }
 
 export class SortOrder {
   /** The snapshot: slots in order; a slot changed since is skipped (its key may have moved). */
   #perm: Uint32Array = new Uint32Array(0);
-  /** Each snapshot slot's index in #perm (NO_RANK for slots outside the snapshot). */
-  #rankOf = new Uint32Array(0);
   readonly #dirty = new Bitset();
   #dirtyList: number[] = [];
   #delta: number[] | null = null;
@@ -78,17 +76,13 @@ export class SortOrder {
     out.array(this.#perm);
   }
 
-  /** After the table's own load: the ranks are derived again, a linear pass. */
+  /** After the table's own load. */
   load(input: SnapshotReader): void {
     this.#built = input.value<boolean>() === true;
     const perm = input.array(Uint32Array);
     if (perm.length > this.table.size) throw new SnapshotRejected('a sort order does not add up');
+    for (let i = 0; i < perm.length; i++) if (perm[i] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
     this.#perm = perm;
-    this.#rankOf = new Uint32Array(Math.max(this.table.size, 1)).fill(NO_RANK);
-    for (let rank = 0; rank < perm.length; rank++) {
-      if (perm[rank] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
-      this.#rankOf[perm[rank]] = rank;
-    }
     this.#dirtyList = [];
     this.#delta = null;
   }
@@ -130,11 +124,11 @@ export class SortOrder {
     const start = walk.from === null ? (walk.backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(walk.from, walk.backward);
     const end = walk.until === null ? (walk.backward ? -1 : this.#perm.length) : this.#snapshotStart(walk.until, walk.backward) + (walk.backward ? 1 : -1);
     const span = Math.max(0, walk.backward ? start - end : end - start);
-    // Rows visited walking: about (skip + take) per share of matches; ranking visits each match once.
+    // Rows visited walking: about (skip + take) per share of matches; the heap visits each match once.
     const walkCost = ((walk.skip + walk.take) * span) / Math.max(count, 1);
     const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
     if (walk.strategy === 'walk' || (walk.strategy === undefined && walkCost <= count)) return this.#walk(walk, accept);
-    return this.#ranked(bits, walk, start);
+    return this.#best(bits, count, walk);
   }
 
   /**
@@ -225,49 +219,68 @@ export class SortOrder {
   }
 
   /**
-   * Places the matching snapshot rows in a bitset by rank and reads it in order, merging in the
-   * matching changed rows (sorted on the spot: they are few).
+   * Reads every match's key once and keeps the first (skip + take) of them in the walking direction
+   * in a heap whose top is the last kept; changed slots need no merge, their keys are current.
    */
-  #ranked(bits: Uint32Array, walk: Walk, start: number): number[] {
-    const ranks = new Uint32Array(Math.max(1, Math.ceil(this.#perm.length / 32)));
-    const changed: number[] = [];
-    const rankOf = this.#rankOf;
+  #best(bits: Uint32Array, count: number, walk: Walk): number[] {
+    const { from, until, skip } = walk;
+    const direction = walk.backward ? -1 : 1;
+    const room = Math.min(skip + walk.take, count);
+    if (room <= 0) return [];
+    const slots = new Uint32Array(room);
+    const keys = new Float64Array(room);
+    // > 0: slot a (key ka) comes after slot b in the walking direction.
+    const later = (ka: number, a: number, kb: number, b: number) => this.#bySlots(ka, a, kb, b) * direction > 0;
+    const sift = (size: number) => {
+      for (let i = 0; ; ) {
+        const left = 2 * i + 1;
+        if (left >= size) return;
+        const right = left + 1;
+        const child = right < size && later(keys[right], slots[right], keys[left], slots[left]) ? right : left;
+        if (!later(keys[child], slots[child], keys[i], slots[i])) return;
+        swap(slots, keys, i, child);
+        i = child;
+      }
+    };
+    let held = 0;
+    const alive = this.table.alive;
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w];
       while (word !== 0) {
         const lowest = word & -word;
         const slot = (w << 5) + 31 - Math.clz32(lowest);
         word ^= lowest;
-        const rank = slot < rankOf.length ? rankOf[slot] : NO_RANK;
-        if (rank === NO_RANK || this.#dirty.has(slot)) {
-          if (this.table.alive.has(slot)) changed.push(slot);
-        } else ranks[rank >>> 5] |= 1 << (rank & 31);
+        if (!alive.has(slot)) continue;
+        const key = this.keyOf(slot);
+        walk.visit?.(key);
+        if (from !== null && this.#toPosition(key, slot, from) * direction <= 0) continue;
+        if (until !== null && this.#toPosition(key, slot, until) * direction >= 0) continue;
+        if (held < room) {
+          // Sift up: the new row rises while it comes after its parent.
+          let i = held++;
+          slots[i] = slot;
+          keys[i] = key;
+          while (i > 0) {
+            const parent = (i - 1) >>> 1;
+            if (!later(keys[i], slots[i], keys[parent], slots[parent])) break;
+            swap(slots, keys, i, parent);
+            i = parent;
+          }
+        } else if (later(keys[0], slots[0], key, slot)) {
+          slots[0] = slot;
+          keys[0] = key;
+          sift(held);
+        }
       }
     }
-    changed.sort((a, b) => this.#bySlots(this.keyOf(a), a, this.keyOf(b), b));
-    const { from, until, backward } = walk;
-    const step = backward ? -1 : 1;
-    let j = from === null ? (backward ? changed.length - 1 : 0) : this.#listStart(changed, from, backward);
-    let rank = nextRank(ranks, start, backward, this.#perm.length);
-    let skip = walk.skip;
-    const found: number[] = [];
-    while (found.length < walk.take) {
-      const inDelta = j >= 0 && j < changed.length;
-      if (rank === -1 && !inDelta) break;
-      let slot: number;
-      if (rank !== -1 && (!inDelta || this.compareSlots(this.#perm[rank], changed[j]) * step < 0)) {
-        slot = this.#perm[rank];
-        rank = nextRank(ranks, rank + step, backward, this.#perm.length);
-      } else {
-        slot = changed[j];
-        j += step;
-      }
-      walk.visit?.(this.keyOf(slot));
-      if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
-      if (skip > 0) skip--;
-      else found.push(slot);
+    // Drain the heap from its last row to its first.
+    const found: number[] = new Array(held);
+    for (let size = held; size > 0; size--) {
+      found[size - 1] = slots[0];
+      swap(slots, keys, 0, size - 1);
+      sift(size - 1);
     }
-    return found;
+    return found.slice(skip);
   }
 
   /** First snapshot index strictly after `from`; walking backward, the last one strictly before it. */
@@ -327,35 +340,17 @@ export class SortOrder {
   #setSnapshot(perm: Uint32Array): void {
     this.#built = true;
     this.#perm = perm;
-    if (this.#rankOf.length < this.table.size) this.#rankOf = new Uint32Array(grownLength(this.#rankOf.length, this.table.size));
-    this.#rankOf.fill(NO_RANK);
-    for (let rank = 0; rank < perm.length; rank++) this.#rankOf[perm[rank]] = rank;
     for (const slot of this.#dirtyList) this.#dirty.clear(slot);
     this.#dirtyList = [];
     this.#delta = null;
   }
 }
 
-/** The next set bit at or after `at` (at or before when backward), or -1. */
-function nextRank(bits: Uint32Array, at: number, backward: boolean, size: number): number {
-  if (at < 0 || at >= size) return -1;
-  let w = at >>> 5;
-  if (!backward) {
-    let word = bits[w] & (~0 << (at & 31));
-    for (;;) {
-      if (word !== 0) {
-        const rank = (w << 5) + 31 - Math.clz32(word & -word);
-        return rank < size ? rank : -1;
-      }
-      if (++w >= bits.length) return -1;
-      word = bits[w];
-    }
-  }
-  const shift = 31 - (at & 31);
-  let word = shift === 0 ? bits[w] : bits[w] & (~0 >>> shift);
-  for (;;) {
-    if (word !== 0) return (w << 5) + 31 - Math.clz32(word);
-    if (--w < 0) return -1;
-    word = bits[w];
-  }
+function swap(slots: Uint32Array, keys: Float64Array, i: number, j: number): void {
+  const slot = slots[i];
+  slots[i] = slots[j];
+  slots[j] = slot;
+  const key = keys[i];
+  keys[i] = keys[j];
+  keys[j] = key;
 }
