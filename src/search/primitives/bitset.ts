@@ -81,6 +81,9 @@ export class Bitset {
 export class BitsetPool {
   readonly #free: Uint32Array[] = [];
 
+  /** @param kept free bitsets kept for reuse at most */
+  constructor(private readonly kept = 16) {}
+
   take(words: number): Uint32Array {
     const index = this.#free.findIndex((candidate) => candidate.length === words);
     if (index === -1) return new Uint32Array(words);
@@ -90,7 +93,7 @@ export class BitsetPool {
   }
 
   give(...bitsets: Uint32Array[]): void {
-    for (const bitset of bitsets) if (this.#free.length < 16) this.#free.push(bitset);
+    for (const bitset of bitsets) if (this.#free.length < this.kept) this.#free.push(bitset);
   }
 }
 

@@ -1,38 +1,127 @@
+import type { BitsetPool } from './bitset.js';
+
 // The last filters' matching rows, so the pages of one search (page 1, 2, 3… or a cursor walk)
 // evaluate the filter once. Entries are valid for one table version: any change makes them stale.
+//
+// A match of few rows is kept as its list of slots, not as a bitset as wide as the table: a
+// selective filter matches a few thousand of a million rows, 125 KB as a bitset (1.25 MB at ten
+// million) against tens of KB as a list; 32 entries per table were up to 12 MB at 1M creators and
+// 2M videos, 120 MB at ten times that. A hit on such an entry sets its bits in one loaned bitset,
+// valid until the cache's next get() or keep(): the index thread serves one search at a time and
+// uses a match before it asks for the next.
 
 const CAPACITY = 32;
 
-export class ResultCache<T> {
-  readonly #entries = new Map<string, { version: number; value: T }>();
+/** Matching rows as a bitset over the table's slots, and how many there are. */
+export interface Match {
+  bits: Uint32Array;
+  count: number;
+}
 
-  /** @param dispose called with every value that leaves the cache (its bitsets can be reused) */
-  constructor(private readonly dispose: (value: T) => void) {}
+interface Entry {
+  version: number;
+  count: number;
+  /** Dense matches: owned by the cache until the entry leaves. */
+  bits: Uint32Array | null;
+  /** Sparse matches: their slots, ascending. */
+  slots: Uint32Array | null;
+}
 
-  get(key: string, version: number): T | undefined {
+export class ResultCache {
+  readonly #entries = new Map<string, Entry>();
+  /** The bitset handed out for a sparse entry or a fresh sparse match, and whose it is. */
+  #loan: Uint32Array | null = null;
+  #loanedFor: Entry | null = null;
+
+  /** @param pool where bitsets come from and go back to (matches are computed in its bitsets) */
+  constructor(
+    readonly pool: BitsetPool,
+    private readonly capacity = CAPACITY,
+  ) {}
+
+  /** The cached match, or undefined; a sparse one's bitset is valid until the next get() or keep(). */
+  get(key: string, version: number, words: number): Match | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
     this.#entries.delete(key);
-    if (entry.version !== version) {
-      this.dispose(entry.value);
+    // A dense entry of another width is of an older table size: stale as well.
+    if (entry.version !== version || (entry.bits !== null && entry.bits.length !== words)) {
+      this.#dispose(entry);
       return undefined;
     }
     // Re-inserted: a Map iterates in insertion order, so the first entry is the least recent.
     this.#entries.set(key, entry);
-    return entry.value;
+    if (entry.bits) return { bits: entry.bits, count: entry.count };
+    if (this.#loanedFor === entry && this.#loan!.length === words) return { bits: this.#loan!, count: entry.count };
+    const bits = this.#lend(words, entry);
+    const slots = entry.slots!;
+    for (let i = 0; i < slots.length; i++) bits[slots[i] >>> 5] |= 1 << (slots[i] & 31);
+    return { bits, count: entry.count };
   }
 
-  set(key: string, version: number, value: T): void {
+  /**
+   * Keeps a match just computed (its bitset from the pool) and returns it for use: a sparse one is
+   * kept as a list and its bitset lent out as above, a dense one kept as it is.
+   */
+  keep(key: string, version: number, match: Match): Match {
     const previous = this.#entries.get(key);
     if (previous) {
       this.#entries.delete(key);
-      if (previous.value !== value) this.dispose(previous.value);
+      this.#dispose(previous);
     }
-    this.#entries.set(key, { version, value });
-    while (this.#entries.size > CAPACITY) {
-      const [oldest, entry] = this.#entries.entries().next().value as [string, { version: number; value: T }];
+    const words = match.bits.length;
+    const entry: Entry = { version, count: match.count, bits: null, slots: null };
+    if (match.count * 2 <= words) {
+      entry.slots = slotsOf(match.bits, match.count);
+      this.#return();
+      this.#loan = match.bits;
+      this.#loanedFor = entry;
+    } else entry.bits = match.bits;
+    this.#entries.set(key, entry);
+    while (this.#entries.size > this.capacity) {
+      const [oldest, gone] = this.#entries.entries().next().value as [string, Entry];
       this.#entries.delete(oldest);
-      this.dispose(entry.value);
+      this.#dispose(gone);
+    }
+    return match;
+  }
+
+  /** Bytes held by the entries (tests watch that sparse matches stay small). */
+  get bytesHeld(): number {
+    let bytes = 0;
+    for (const entry of this.#entries.values()) bytes += (entry.bits ?? entry.slots!).byteLength;
+    return bytes;
+  }
+
+  #lend(words: number, entry: Entry): Uint32Array {
+    this.#return();
+    this.#loan = this.pool.take(words);
+    this.#loanedFor = entry;
+    return this.#loan;
+  }
+
+  #return(): void {
+    if (this.#loan) this.pool.give(this.#loan);
+    this.#loan = null;
+    this.#loanedFor = null;
+  }
+
+  #dispose(entry: Entry): void {
+    if (entry.bits) this.pool.give(entry.bits);
+    if (this.#loanedFor === entry) this.#loanedFor = null;
+  }
+}
+
+function slotsOf(bits: Uint32Array, count: number): Uint32Array {
+  const slots = new Uint32Array(count);
+  let n = 0;
+  for (let w = 0; w < bits.length && n < count; w++) {
+    let word = bits[w];
+    while (word !== 0) {
+      const lowest = word & -word;
+      slots[n++] = (w << 5) + 31 - Math.clz32(lowest);
+      word ^= lowest;
     }
   }
+  return slots;
 }

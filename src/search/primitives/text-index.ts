@@ -1,4 +1,5 @@
-import { Bitset, grownLength, trimmed, withRoom } from './bitset.js';
+import { Bitset, BitsetPool, grownLength, popcount, trimmed, withRoom } from './bitset.js';
+import { ResultCache } from './result-cache.js';
 import { hashOf, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
@@ -22,9 +23,10 @@ const SCAN_WHEN_ROWS_OVER = 4;
 const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
 
 /**
- * Query results kept as row bitsets (a relevance search asks for four per query): each is a bit
- * per row, 250 KB at 2M videos and 2.5 MB at 20M, over four text indexes. Eight: two relevance
- * searches' worth. Sixteen held 24 MB at the bench scale and about 240 MB at 10M creators and 20M
+ * Query results kept (a relevance search asks for four per query): as a bitset, a bit per row,
+ * 250 KB at 2M videos and 2.5 MB at 20M, over four text indexes, or as a list of slots when the
+ * rows are few (a name fragment's usually are; see ResultCache). Eight: two relevance searches'
+ * worth. Sixteen bitsets held 24 MB at the bench scale and about 240 MB at 10M creators and 20M
  * videos, for name fragments that rarely repeat.
  */
 const ROW_RESULTS_KEPT = 8;
@@ -117,10 +119,9 @@ export class TextIndex {
   /** Query → its matching entries, least recent first; `#matchesHeld` entries over all of them. */
   readonly #matches = new Map<string, Matches>();
   #matchesHeld = 0;
-  /** Query → the bitset of its rows, valid while no row changes its text (`#version`). */
-  readonly #rows = new Map<string, { version: number; bits: Uint32Array }>();
+  /** Query → its rows, valid while no row changes its text (`#version`); few rows kept as a list. */
+  #rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
   #version = 0;
-  #spare: Uint32Array | null = null;
 
   entryOf(slot: number): number {
     return this.#entryOf.get(slot);
@@ -204,7 +205,7 @@ export class TextIndex {
     this.#changedSlots = [];
     this.#matches.clear();
     this.#matchesHeld = 0;
-    this.#rows.clear();
+    this.#rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
     this.#version++;
   }
 
@@ -296,12 +297,9 @@ export class TextIndex {
    */
   rowsMatching(query: string, words: number, how: 'contains' | 'prefix' | 'equals' = 'contains'): Uint32Array {
     const key = `${how}\u0000${query}`;
-    const cached = this.#rows.get(key);
-    if (cached && cached.version === this.#version && cached.bits.length >= words) return cached.bits;
-    // The bitset an evicted result left behind is reused: a fresh one per search is garbage.
-    const spare = this.#spare;
-    this.#spare = null;
-    const bits = spare !== null && spare.length === words ? spare.fill(0) : new Uint32Array(words);
+    const cached = this.#rows.get(key, this.#version, words);
+    if (cached) return cached.bits;
+    const bits = this.#rows.pool.take(words);
     let entries = this.matchingEntries(query);
     if (how === 'prefix') {
       const needle = utf8(query);
@@ -309,14 +307,7 @@ export class TextIndex {
     }
     if (how === 'equals') entries = entries.filter((entry) => this.#texts.equals(entry, query));
     this.#slotsOf(bits, entries);
-    this.#rows.delete(key);
-    if (this.#rows.size >= ROW_RESULTS_KEPT) {
-      const oldest = this.#rows.keys().next().value as string;
-      this.#spare = this.#rows.get(oldest)!.bits;
-      this.#rows.delete(oldest);
-    }
-    this.#rows.set(key, { version: this.#version, bits });
-    return bits;
+    return this.#rows.keep(key, this.#version, { bits, count: popcount(bits) }).bits;
   }
 
   /** out (all 0 on entry) = the slots of the given entries. */

@@ -67,7 +67,7 @@ export class CreatorIndex {
   readonly #followers = new SortOrder(this.table, (slot) => this.#numeric.follower_count.range.values.get(slot));
   readonly #engagement = new SortOrder(this.table, (slot) => this.#numeric.avg_engagement_rate.range.values.get(slot));
   readonly #pool = new BitsetPool();
-  readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
+  readonly #cache = new ResultCache(this.#pool);
   #loaded = false;
 
   constructor() {
@@ -220,7 +220,7 @@ export class CreatorIndex {
   /** The rows matching the filter (cached per filter until the next change). */
   #match(search: CreatorSearch): { bits: Uint32Array; count: number } {
     const key = JSON.stringify([search.platform, search.filter, search.categoryIds]);
-    const cached = this.#cache.get(key, this.table.version);
+    const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
     const { filter } = search;
     const match = new Matcher(this.table.words, this.#pool, this.#platform.bitmap(search.platform, this.table.words));
@@ -237,9 +237,7 @@ export class CreatorIndex {
       match.range(range, inclusiveBounds(unit, minKey ? filter[minKey] : null, filter[maxKey]));
     }
     match.range(this.#lastPublishAt, instantBounds(filter));
-    const result = match.finish();
-    this.#cache.set(key, this.table.version, result);
-    return result;
+    return this.#cache.keep(key, this.table.version, match.finish());
   }
 
   /**

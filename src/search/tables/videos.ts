@@ -147,7 +147,7 @@ export class VideoIndex {
   readonly #newest = new SortOrder(this.table, (slot) => this.#createAt.values.get(slot));
   readonly #mostPlayed = new SortOrder(this.table, (slot) => this.#plays.get(slot));
   readonly #pool = new BitsetPool();
-  readonly #cache = new ResultCache<{ bits: Uint32Array; count: number }>((result) => this.#pool.give(result.bits));
+  readonly #cache = new ResultCache(this.#pool);
   #loaded = false;
 
   constructor() {
@@ -335,7 +335,7 @@ export class VideoIndex {
 
   #match(filter: VideoFilter): { bits: Uint32Array; count: number } {
     const key = JSON.stringify(filter);
-    const cached = this.#cache.get(key, this.table.version);
+    const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
     const match = new Matcher(this.table.words, this.#pool, this.table.alive.words);
     // The date window first: it narrows the words every other condition touches.
@@ -356,9 +356,7 @@ export class VideoIndex {
       else match.computed((out) => this.#videosOf(channels, out));
       this.#pool.give(channels);
     }
-    const result = match.finish();
-    this.#cache.set(key, this.table.version, result);
-    return result;
+    return this.#cache.keep(key, this.table.version, match.finish());
   }
 
   /**

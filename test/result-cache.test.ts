@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { BitsetPool, bitsOf, popcount } from '../src/search/primitives/bitset.js';
+import { ResultCache } from '../src/search/primitives/result-cache.js';
+import { seededRandom } from '../src/upstreams/seeded-random.js';
+
+// The filters' result cache keeps few matches as lists of slots and gives them back as bitsets:
+// every hit must hold exactly the bits that were kept, whichever form they were kept in.
+
+const WORDS = 1_000; // 32,000 rows
+
+function randomMatch(pool: BitsetPool, rng: ReturnType<typeof seededRandom>, share: number) {
+  const bits = pool.take(WORDS);
+  for (let slot = 0; slot < WORDS * 32; slot++) if (rng.next() < share) bits[slot >>> 5] |= 1 << (slot & 31);
+  return { bits, count: popcount(bits) };
+}
+
+describe('the result cache', () => {
+  it('gives back exactly the rows it kept, sparse or dense, across interleaved hits', () => {
+    const rng = seededRandom('result-cache');
+    const pool = new BitsetPool();
+    const cache = new ResultCache(pool);
+    const kept = new Map<string, number[]>();
+    // Shares from one row in 3,000 to one in two: both sides of the list/bitset line (1 in 64).
+    for (let i = 0; i < 20; i++) {
+      const share = [0.0003, 0.003, 0.01, 0.05, 0.5][i % 5];
+      const match = cache.keep(`f${i}`, 1, randomMatch(pool, rng, share));
+      kept.set(`f${i}`, bitsOf(match.bits));
+      expect(popcount(match.bits)).toBe(match.count);
+    }
+    for (let round = 0; round < 200; round++) {
+      const key = `f${rng.int(0, 19)}`;
+      const hit = cache.get(key, 1, WORDS)!;
+      expect(bitsOf(hit.bits), key).toEqual(kept.get(key));
+      expect(hit.count).toBe(kept.get(key)!.length);
+      // The same entry asked again at once is the same bitset, not set again.
+      expect(cache.get(key, 1, WORDS)!.bits).toBe(hit.bits);
+    }
+  });
+
+  it('holds few matches in list form: far less than a bitset each', () => {
+    const rng = seededRandom('result-cache-bytes');
+    const pool = new BitsetPool();
+    const cache = new ResultCache(pool);
+    for (let i = 0; i < 32; i++) cache.keep(`sparse${i}`, 1, randomMatch(pool, rng, 0.002));
+    // 64 rows of 32,000 each: 256 bytes as a list against 4,000 as a bitset.
+    expect(cache.bytesHeld).toBeLessThan(32 * WORDS * 4 * 0.1);
+    for (let i = 0; i < 32; i++) cache.keep(`dense${i}`, 1, randomMatch(pool, rng, 0.3));
+    expect(cache.bytesHeld).toBe(32 * WORDS * 4);
+  });
+
+  it('forgets an entry of another table version', () => {
+    const rng = seededRandom('result-cache-version');
+    const pool = new BitsetPool();
+    const cache = new ResultCache(pool);
+    cache.keep('sparse', 1, randomMatch(pool, rng, 0.001));
+    cache.keep('dense', 1, randomMatch(pool, rng, 0.5));
+    expect(cache.get('sparse', 2, WORDS)).toBeUndefined();
+    expect(cache.get('dense', 2, WORDS)).toBeUndefined();
+    expect(cache.get('sparse', 1, WORDS)).toBeUndefined();
+    expect(cache.bytesHeld).toBe(0);
+  });
+});
