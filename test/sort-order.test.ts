@@ -5,8 +5,8 @@ import { compareUtf8 } from '../src/search/primitives/string-store.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
 
-// A sort order is a sorted snapshot of slots plus the slots changed since; compacting merges the
-// two into an array of the exact size. It reads keys from the column, so a changed slot's key is
+// A sort order is a sorted snapshot of slots plus the slots changed since (told before each
+// change); compacting merges the two into an array of the exact size. It reads keys from the column, so a changed slot's key is
 // no longer where the snapshot put it: searches that land on one must step past it. Before and
 // after, with rows changed, removed and added, it must list the alive rows as a plain sort by
 // (key DESC, id DESC) does, by both ways of reading it.
@@ -22,9 +22,10 @@ describe('a sort order', () => {
       const add = (n: number) => {
         const id = `id${String(n).padStart(6, '0')}`;
         const slot = table.slotFor(id, id, () => {});
+        // Told before the change, as the indexes tell it.
+        if (order.built) order.touch(slot);
         keyOf[slot] = draw();
         table.markAlive(slot, true);
-        if (order.built) order.touch(slot);
       };
       for (let n = 0; n < 8_000; n++) add(n);
       order.rebuild();
@@ -38,14 +39,22 @@ describe('a sort order', () => {
           expect(listed.length, `${label}, ${strategy}`).toBe(expected.length);
           expect(listed.every((slot, i) => slot === expected[i]), `${label}, ${strategy}`).toBe(true);
         }
+        for (let trial = 0; trial < 40; trial++) {
+          const low = rng.chance(0.1) ? -1 : draw();
+          const high = low + rng.pick([0, 1, 100, 10_000, 1e9]);
+          const toExclusive = rng.chance(0.5);
+          const inRange = expected.filter((slot) => keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high)).length;
+          expect(order.countKeyRange(low, high, toExclusive), `${label}: count in [${low}, ${high}${toExclusive ? ')' : ']'}`).toBe(inRange);
+        }
       };
       check('built');
       for (let round = 0; round < 3; round++) {
-        for (let n = 0; n < 3_000; n++) {
+        // The last round changes more slots than the order holds changed before it merges them.
+        for (let n = 0; n < (round === 2 ? 7_000 : 3_000); n++) {
           const slot = rng.int(0, table.size - 1);
+          order.touch(slot);
           if (rng.chance(0.2)) table.markAlive(slot, !table.alive.has(slot));
           else keyOf[slot] = draw();
-          order.touch(slot);
         }
         for (let n = 0; n < 500; n++) add(8_000 + round * 500 + n);
         check(`round ${round}, changes pending`);
@@ -76,14 +85,14 @@ describe('a sort order', () => {
     const before = sorted();
     for (const [start, length] of [[0, 40], [1_500, 900], [2_990, 20], [5_900, 100]]) {
       for (const slot of before.slice(start, start + length)) {
-        keyOf[slot] = rng.chance(0.5) ? rng.int(0, 3_000) : rng.pick([-1, 1e9, 1_500]);
         order.touch(slot);
+        keyOf[slot] = rng.chance(0.5) ? rng.int(0, 3_000) : rng.pick([-1, 1e9, 1_500]);
       }
     }
     for (let n = 0; n < 30; n++) {
       const slot = rng.pick(before);
-      table.markAlive(slot, false);
       order.touch(slot);
+      table.markAlive(slot, false);
     }
     const expected = sorted();
     const all = new Uint32Array(Math.ceil(table.size / 32)).fill(0xffffffff);
@@ -107,6 +116,7 @@ describe('a sort order', () => {
         const marked = [...Array(table.size).keys()].filter((slot) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0);
         const inRange = expected.filter((slot) => keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high)).sort((a, b) => a - b);
         expect(marked, `trial ${trial}: [${low}, ${high}${toExclusive ? ')' : ']'}`).toEqual(inRange);
+        expect(order.countKeyRange(low, high, toExclusive), `trial ${trial}: count in [${low}, ${high}${toExclusive ? ')' : ']'}`).toBe(inRange.length);
       }
     }
   });

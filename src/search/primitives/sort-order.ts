@@ -47,6 +47,8 @@ export class SortOrder {
   #perm: Uint32Array = new Uint32Array(0);
   readonly #dirty = new Bitset();
   #dirtyList: number[] = [];
+  /** Where each changed slot stood in the snapshot, for the slots that were in it. */
+  #dirtyAt: number[] = [];
   #delta: number[] | null = null;
   #built = false;
 
@@ -84,17 +86,24 @@ export class SortOrder {
     for (let i = 0; i < perm.length; i++) if (perm[i] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
     this.#perm = perm;
     this.#dirtyList = [];
+    this.#dirtyAt = [];
     this.#delta = null;
   }
 
-  /** The slot's key changed, or it was added or removed. */
+  /**
+   * The slot's key is about to change, or the slot to be added or removed: called before the
+   * change, while its key is still the one the snapshot was sorted by.
+   */
   touch(slot: number): void {
     this.#dirty.grow(slot + 1);
     this.#delta = null;
     if (this.#dirty.has(slot)) return;
+    // Merged before this slot joins them: every change touched before has been made, this one not yet.
+    if (this.#dirtyList.length >= Math.max(5_000, this.#perm.length / 50)) this.compact();
+    const at = this.#snapshotIndexOf(slot);
+    if (at !== -1) this.#dirtyAt.push(at);
     this.#dirty.set(slot);
     this.#dirtyList.push(slot);
-    if (this.#dirtyList.length > Math.max(5_000, this.#perm.length / 50)) this.compact();
   }
 
   /** Merges the changed slots into a new snapshot (linear). */
@@ -153,6 +162,24 @@ export class SortOrder {
       const key = this.keyOf(slot);
       if (key >= from && (toExclusive ? key < to : key <= to) && alive.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
     }
+  }
+
+  /**
+   * How many alive slots have a key within [from, to] (`to` itself left out when `toExclusive`):
+   * two binary searches in the snapshot, less its changed slots there, plus the changed slots
+   * whose current key is within. What a B-tree count over the range reads row by row.
+   */
+  countKeyRange(from: number, to: number, toExclusive: boolean): number {
+    const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
+    const end = this.#firstAfter((key) => key >= from);
+    let count = Math.max(0, end - start);
+    for (const at of this.#dirtyAt) if (at >= start && at < end) count--;
+    const alive = this.table.alive;
+    for (const slot of this.#dirtyList) {
+      const key = this.keyOf(slot);
+      if (key >= from && (toExclusive ? key < to : key <= to) && alive.has(slot)) count++;
+    }
+    return count;
   }
 
   /** Where a slot stands in this order, for its cursor and for comparisons. */
@@ -314,6 +341,16 @@ export class SortOrder {
     return lo;
   }
 
+  /** The slot's index in the snapshot, or -1 when it is not there (new, removed, or changed since). */
+  #snapshotIndexOf(slot: number): number {
+    // The snapshot's unchanged slots are all alive: a dead one left it when it was removed.
+    if (this.#dirty.has(slot) || !this.table.alive.has(slot)) return -1;
+    const key = this.keyOf(slot);
+    let at = this.#firstAfter((k, s) => this.#bySlots(k, s, key, slot) < 0);
+    while (at < this.#perm.length && this.#dirty.has(this.#perm[at])) at++;
+    return at < this.#perm.length && this.#perm[at] === slot ? at : -1;
+  }
+
   /** The same in a sorted list of slots (current keys). */
   #listStart(slots: number[], from: Position, backward: boolean): number {
     let lo = 0;
@@ -342,6 +379,7 @@ export class SortOrder {
     this.#perm = perm;
     for (const slot of this.#dirtyList) this.#dirty.clear(slot);
     this.#dirtyList = [];
+    this.#dirtyAt = [];
     this.#delta = null;
   }
 }

@@ -9,7 +9,7 @@ import { creatorFacetSearch } from '../../inputs/facets.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, withRoom } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
-import { ResultCache } from '../primitives/result-cache.js';
+import { type Match, ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
 import { SnapshotRejected, type SnapshotReader, type Snapshotted, type SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
@@ -78,6 +78,7 @@ export class CreatorIndex {
   /** Adds or replaces a creator. */
   upsert(row: CreatorIndexRow): void {
     const slot = this.table.slotFor(creatorKey(row.platform, row.userId), row.userId, (fresh) => this.#setPlatform(fresh, row.platform));
+    this.#changing(slot);
     this.table.markAlive(slot, true);
     this.#platform.set(slot, row.platform);
     this.#country.set(slot, row.country);
@@ -90,17 +91,16 @@ export class CreatorIndex {
     this.#lastPublishAt.set(slot, row.lastPublishAt);
     this.#username.set(slot, row.username);
     this.#fullName.set(slot, row.fullName);
-    this.#touched(slot);
   }
 
   /** Forgets a creator (deleted from the database). */
   remove(key: CreatorKey): void {
     const slot = this.table.slotOf(creatorKey(key.platform, key.userId));
     if (slot === -1 || !this.table.alive.has(slot)) return;
+    this.#changing(slot);
     this.table.markAlive(slot, false);
     // Out of the platform bitmap, a dead slot matches no filter.
     this.#platform.set(slot, null);
-    this.#touched(slot);
   }
 
   #platformOf(slot: number): string {
@@ -173,7 +173,10 @@ export class CreatorIndex {
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
   search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
-    const { bits, count } = this.#match(search);
+    const bounded = this.#boundOnOrderOnly(search);
+    const { bits, count } = bounded ?? this.#match(search);
+    // Every row of such bits within the bound matches: only a walk from the bound reads no other.
+    if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
     const sort = creatorOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
       cursor == null ? null : this.#position(search, decodeCursor(sort, cursor, field));
@@ -217,8 +220,26 @@ export class CreatorIndex {
     });
   }
 
+  /**
+   * A filter that only bounds the order's own key (a follower maximum under the follower order) is
+   * counted on the order, two binary searches, and its page walked from the bound over the
+   * platform's rows: the filter's bitset, most of such a search, is not computed. Null otherwise.
+   */
+  #boundOnOrderOnly(search: CreatorSearch): Match | null {
+    const own = search.sort === 'FOLLOWER_COUNT' ? creatorNumericBounds[0] : search.sort === 'ENGAGEMENT_RATE' ? creatorNumericBounds[1] : null;
+    // The order holds every platform's rows: only with one platform are they all the search's.
+    if (own === null || search.categoryIds != null || this.#platforms.length !== 1 || this.#platforms[0] !== search.platform) return null;
+    const [minKey, maxKey, column] = own;
+    for (const [name, value] of Object.entries(search.filter)) if (value != null && name !== minKey && name !== maxKey) return null;
+    const bits = this.#platform.bitmap(search.platform, this.table.words);
+    if (bits === null) return null;
+    const bounds = inclusiveBounds(this.#numeric[column].unit, search.filter[minKey], search.filter[maxKey]);
+    const order = search.sort === 'FOLLOWER_COUNT' ? this.#followers : this.#engagement;
+    return { bits, count: order.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true) };
+  }
+
   /** The rows matching the filter (cached per filter until the next change). */
-  #match(search: CreatorSearch): { bits: Uint32Array; count: number } {
+  #match(search: CreatorSearch): Match {
     const key = JSON.stringify([search.platform, search.filter, search.categoryIds]);
     const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
@@ -303,7 +324,8 @@ export class CreatorIndex {
     }
   }
 
-  #touched(slot: number): void {
+  /** Before a row changes (its orders find it by its key as they sorted it), or is added or removed. */
+  #changing(slot: number): void {
     this.table.version++;
     if (!this.#loaded) return;
     this.#followers.touch(slot);

@@ -8,7 +8,7 @@ import { videoFacetSearch } from '../../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../../inputs/videos.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
 import { RangeIndex } from '../primitives/range-index.js';
-import { ResultCache } from '../primitives/result-cache.js';
+import { type Match, ResultCache } from '../primitives/result-cache.js';
 import { Int32Column, NumberColumn, RowTable } from '../primitives/row-table.js';
 import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
@@ -195,6 +195,7 @@ export class VideoIndex {
   /** Adds or replaces a video; its channel must have been upserted. */
   upsert(row: VideoIndexRow): void {
     const slot = this.table.slotFor(row.videoId, row.videoId, () => {});
+    this.#changing(slot);
     for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.ensure(slot + 1);
     this.table.markAlive(slot, true);
     this.#setChannel(slot, this.#channels.table.slotOf(row.channelId));
@@ -205,16 +206,15 @@ export class VideoIndex {
     this.#plays.set(slot, row.playCount);
     this.#title.set(slot, row.title);
     this.#description.set(slot, row.description);
-    this.#touched(slot);
   }
 
   remove(videoId: string): void {
     const slot = this.table.slotOf(videoId);
     if (slot === -1 || !this.table.alive.has(slot)) return;
+    this.#changing(slot);
     this.table.markAlive(slot, false);
     this.#setChannel(slot, -1);
     this.#copyChannel(slot);
-    this.#touched(slot);
   }
 
   finishLoad(): void {
@@ -283,7 +283,10 @@ export class VideoIndex {
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
     const inChannel = search.channelId == null ? null : this.#channelMatches(search.filter, search.channelId);
     const listed = inChannel !== null && search.sort === 'NEWEST' && isSmallSegment(inChannel.length, probe);
-    const { bits, count } = inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel);
+    const bounded = inChannel === null ? this.#boundOnOrderOnly(search) : null;
+    const { bits, count } = bounded ?? (inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel));
+    // Every row of such bits within the bound matches: only a walk from the bound reads no other.
+    if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
     const sort = videoOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
@@ -333,7 +336,18 @@ export class VideoIndex {
     });
   }
 
-  #match(filter: VideoFilter): { bits: Uint32Array; count: number } {
+  /**
+   * Newest first bounded only by dates (an end date, a start): counted on the order by two binary
+   * searches and walked from the bound, without the filter's bitset (see CreatorIndex). Null otherwise.
+   */
+  #boundOnOrderOnly(search: VideoSearch): Match | null {
+    if (search.sort !== 'NEWEST' || search.channelId != null) return null;
+    for (const [name, value] of Object.entries(search.filter)) if (value != null && name !== 'createAtStart' && name !== 'createAtEnd') return null;
+    const bounds = instantBounds(search.filter);
+    return { bits: this.table.alive.words, count: this.#newest.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true) };
+  }
+
+  #match(filter: VideoFilter): Match {
     const key = JSON.stringify(filter);
     const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
@@ -446,7 +460,8 @@ export class VideoIndex {
     }
   }
 
-  #touched(slot: number): void {
+  /** Before a row changes (its orders find it by its key as they sorted it), or is added or removed. */
+  #changing(slot: number): void {
     this.table.version++;
     if (!this.#loaded) return;
     this.#newest.touch(slot);
