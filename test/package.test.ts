@@ -56,7 +56,10 @@ describe('the creator-data bin', () => {
       rounds.push({ help: medianMs([bin, '--help']), bareNode: medianMs(['-e', '0']) });
     }
     console.log(`creator-data --help, median ms per round: ${rounds.map((r) => `${r.help.toFixed(0)} (bare node ${r.bareNode.toFixed(0)})`).join(', ')}`);
-    expect(Math.min(...rounds.map((r) => r.help))).toBeLessThan(300);
+    // Under 300 ms, or, on a machine so loaded that bare node starts slowly too, what the bin adds
+    // to node's own start under 200 ms (a CI run beside a 10M-row seed: 348–477 ms, bare node 327–432).
+    const best = rounds.reduce((a, b) => (b.help - b.bareNode < a.help - a.bareNode ? b : a));
+    expect(Math.min(...rounds.map((r) => r.help)) < 300 || best.help - best.bareNode < 200, JSON.stringify(rounds)).toBe(true);
   });
 
   it('loads no more than its command table and config for --help', () => {
