@@ -58,5 +58,9 @@ describe('the result cache', () => {
     expect(cache.get('dense', 2, WORDS)).toBeUndefined();
     expect(cache.get('sparse', 1, WORDS)).toBeUndefined();
     expect(cache.bytesHeld).toBe(0);
+    cache.keep('again', 1, randomMatch(pool, rng, 0.5));
+    cache.clear();
+    expect(cache.get('again', 1, WORDS)).toBeUndefined();
+    expect(cache.bytesHeld).toBe(0);
   });
 });

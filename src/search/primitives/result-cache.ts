@@ -86,6 +86,13 @@ export class ResultCache {
     return match;
   }
 
+  /** Forgets every entry (their bitsets and the lent one go back to the pool). */
+  clear(): void {
+    for (const entry of this.#entries.values()) this.#dispose(entry);
+    this.#entries.clear();
+    this.#return();
+  }
+
   /** Bytes held by the entries (tests watch that sparse matches stay small). */
   get bytesHeld(): number {
     let bytes = 0;

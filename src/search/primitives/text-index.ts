@@ -120,7 +120,7 @@ export class TextIndex {
   readonly #matches = new Map<string, Matches>();
   #matchesHeld = 0;
   /** Query → its rows, valid while no row changes its text (`#version`); few rows kept as a list. */
-  #rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
+  readonly #rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
   #version = 0;
 
   entryOf(slot: number): number {
@@ -205,7 +205,7 @@ export class TextIndex {
     this.#changedSlots = [];
     this.#matches.clear();
     this.#matchesHeld = 0;
-    this.#rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
+    this.#rows.clear();
     this.#version++;
   }
 
