@@ -109,7 +109,9 @@ export class RequestAccess {
     const units = this.shares?.get(root) ?? endpoints[endpoint].cost;
     const reservation = await this.service.reserve(this.caller, endpoint, units);
     this.reservations.push({ root, endpoint, reservation });
-    this.lastRemaining = reservation.remaining;
+    // Root fields reserve concurrently and their answers may come back in any order: the lowest
+    // figure is the one taken after all the others this request has seen.
+    this.lastRemaining = Math.min(this.lastRemaining ?? Infinity, reservation.remaining);
     if (this.abandoned) await this.refundAll();
   }
 
