@@ -2,9 +2,10 @@
 // concurrency), each running sessions back to back for a fixed time, every page one timed request.
 // It also measures what it costs itself (its own CPU time per request) and where the machine's CPU
 // went, so a reader can tell whether the generator, the server or PostgreSQL was the limit.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { SEARCH_THREAD_NAME } from '../src/search/runtime/thread.js';
 import type { SystemClient } from './clients.js';
 import type { PageResult, Session } from './specs.js';
 
@@ -89,11 +90,25 @@ export interface CpuSpent {
   loadGenerator: number;
   /** The system's server process. */
   server: number;
+  /** The same by thread: the event loop's, the search index's, and the rest (V8's GC helpers, libuv). */
+  serverThreads: ServerThreads;
   /** Every core of the machine, busy time (PostgreSQL and anything else included). */
   machine: number;
 }
 
+export interface ServerThreads {
+  main: number;
+  search: number;
+  runtime: number;
+}
+
 const CLOCK_TICKS = 100;
+
+/** utime + stime of a /proc stat line, in seconds. */
+function statSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
 
 /** Busy CPU seconds of the whole machine, from /proc/stat (0 where there is no /proc). */
 function machineBusySeconds(): number {
@@ -110,17 +125,43 @@ function machineBusySeconds(): number {
 export function processCpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return 0;
   }
 }
 
+/**
+ * CPU seconds of a process's live threads so far, by role: the main thread (its id is the
+ * process's), the search index's (named SEARCH_THREAD_NAME), the others. Threads that ended are in
+ * processCpuSeconds only. A CPU profile cannot give this split: it counts the time a thread spends
+ * preempted (by PostgreSQL's backends, by its own other threads) in whatever call it was in.
+ */
+export function threadCpuSeconds(pid: number | undefined): ServerThreads {
+  const spent: ServerThreads = { main: 0, search: 0, runtime: 0 };
+  if (!pid) return spent;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return spent;
+  }
+  for (const tid of tasks) {
+    try {
+      const seconds = statSeconds(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      if (Number(tid) === pid) spent.main += seconds;
+      else if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === SEARCH_THREAD_NAME) spent.search += seconds;
+      else spent.runtime += seconds;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return spent;
+}
+
 function cpuSnapshot(serverPid: number | undefined): CpuSpent {
   const own = process.cpuUsage();
-  return { loadGenerator: (own.user + own.system) / 1e6, server: processCpuSeconds(serverPid), machine: machineBusySeconds() };
+  return { loadGenerator: (own.user + own.system) / 1e6, server: processCpuSeconds(serverPid), serverThreads: threadCpuSeconds(serverPid), machine: machineBusySeconds() };
 }
 
 /**
@@ -181,6 +222,11 @@ export async function drive(options: {
     cpu: {
       loadGenerator: after.loadGenerator - before.loadGenerator,
       server: after.server - before.server,
+      serverThreads: {
+        main: after.serverThreads.main - before.serverThreads.main,
+        search: after.serverThreads.search - before.serverThreads.search,
+        runtime: after.serverThreads.runtime - before.serverThreads.runtime,
+      },
       machine: after.machine - before.machine,
     },
   };

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { SYSTEM_NAMES, type SystemName } from './clients.js';
 import type { MachineFacts, Scale } from './database.js';
-import { percentile, type Measurement } from './load.js';
+import { percentile, type Measurement, type ServerThreads } from './load.js';
 import type { Workload } from './workloads.js';
 
 export interface WorkloadResult {
@@ -69,7 +69,7 @@ function throughputTable(results: WorkloadResult[]): string {
   return [header, `|${'---|'.repeat(counted ? 10 : 9)}`, ...lines].join('\n');
 }
 
-/** Where the CPU went per request: the generator itself, the server process, the whole machine. */
+/** Where the CPU went per request: the generator itself, the server process (and its threads), the whole machine. */
 function cpuTable(results: WorkloadResult[]): string {
   const lines = results.flatMap(({ workload, measured }) =>
     (['service', 'postgraphile', 'floor'] as const).flatMap((system) => {
@@ -84,16 +84,34 @@ function cpuTable(results: WorkloadResult[]): string {
         perRequest(m.cpu.loadGenerator),
         fixed(m.loadGeneratorBusy * 100),
         perRequest(m.cpu.server),
+        threadsCell(m.cpu.serverThreads, perRequest),
         perRequest(Math.max(0, m.cpu.machine - m.cpu.loadGenerator - m.cpu.server)),
         fixed((m.cpu.machine / m.seconds) * 100),
       ]);
     }),
   );
   return [
-    row(['workload', 'system', 'requests', 'errors', 'load generator CPU ms/req', 'load generator event loop busy %', 'server CPU ms/req', 'PostgreSQL + rest CPU ms/req', 'machine busy % (all cores)']),
-    `|${'---|'.repeat(9)}`,
+    row([
+      'workload',
+      'system',
+      'requests',
+      'errors',
+      'load generator CPU ms/req',
+      'load generator event loop busy %',
+      'server CPU ms/req',
+      'of which: event loop / search index / V8 helpers and libuv',
+      'PostgreSQL + rest CPU ms/req',
+      'machine busy % (all cores)',
+    ]),
+    `|${'---|'.repeat(10)}`,
     ...lines,
   ].join('\n');
+}
+
+/** The server's CPU by thread; the search index's as – for a server that has none. */
+function threadsCell(threads: ServerThreads, perRequest: (seconds: number) => string): string {
+  if (threads.main + threads.search + threads.runtime === 0) return '–';
+  return `${perRequest(threads.main)} / ${threads.search > 0 ? perRequest(threads.search) : '–'} / ${perRequest(threads.runtime)}`;
 }
 
 function notes(results: WorkloadResult[]): string[] {

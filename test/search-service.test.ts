@@ -1,9 +1,11 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runImport } from '../src/cli/import.js';
 import { seedDemo } from '../src/cli/seed.js';
-import type { SearchThread } from '../src/search/runtime/thread.js';
+import { processCpuSeconds, threadCpuSeconds } from '../bench/load.js';
+import { SEARCH_THREAD_NAME, type SearchThread } from '../src/search/runtime/thread.js';
 import type { Search } from '../src/search/types.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { createTestApp, type TestApp } from './support/app.js';
@@ -284,6 +286,20 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
         return now.body.data.data.length === 1 && now.body.data.data[0].id === 'fresh-stream';
       });
       expect(before.body.data.data[0].id).not.toBe('fresh-stream');
+    });
+  });
+
+  // Only where there is a thread and Linux's /proc, where a thread can name itself.
+  if (thread && existsSync('/proc/thread-self')) describe('its thread', () => {
+    it("is named, so the bench tells its CPU from the event loop's and V8's", () => {
+      const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
+      expect(names.filter((name) => name === SEARCH_THREAD_NAME)).toHaveLength(1);
+      const spent = threadCpuSeconds(process.pid);
+      // It loaded the index (seconds of work at any scale); this test's own thread ran the rest.
+      expect(spent.search).toBeGreaterThan(0);
+      expect(spent.main).toBeGreaterThan(0);
+      // Every live thread counted once: the process's figure holds the ended ones too.
+      expect(spent.main + spent.search + spent.runtime).toBeLessThanOrEqual(processCpuSeconds(process.pid) + 0.05);
     });
   });
 

@@ -20,6 +20,9 @@ import type { SnapshotSettings } from './snapshots.js';
 // few hundred bytes. If the thread dies, searches run SQL (exact, slower) until a new one has
 // loaded; the row caches are forgotten meanwhile, since nothing tells them about changes.
 
+/** The thread's name in `top -H`, `ps -L` and /proc on Linux (15 characters at most): the bench attributes CPU by it. */
+export const SEARCH_THREAD_NAME = 'search-index';
+
 export interface WorkerSettings {
   connection: ReadConnection;
   pollMs: number;

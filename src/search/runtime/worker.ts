@@ -1,12 +1,20 @@
+import { writeFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../observability/log.js';
 import type { IndexPage } from '../types.js';
 import { openStore, type ReadConnection } from '../../store/connect.js';
 import { SearchIndex } from './search-index.js';
-import type { FromWorker, ToWorker, WorkerSettings } from './thread.js';
+import { type FromWorker, SEARCH_THREAD_NAME, type ToWorker, type WorkerSettings } from './thread.js';
 
 // The search index in a thread of its own (src/search/runtime/thread.ts starts it): its own connections
 // load it and follow the change feed; the pipeline's thread sends searches and gets ids and totals.
+
+try {
+  // A thread may rename itself through /proc; elsewhere there is no such file, and no harm.
+  writeFileSync('/proc/thread-self/comm', SEARCH_THREAD_NAME);
+} catch {
+  // not Linux
+}
 
 const port = parentPort!;
 const settings = workerData as WorkerSettings;
