@@ -383,6 +383,24 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
       }
     });
 
+    it('answers each place of a document with its own arguments, under every channel of a page', async () => {
+      // The places share their field and differ in arguments: each is prepared once for the whole
+      // page (Context.perField), and none may answer with another's.
+      const answer = await gql(`{ videos(first: 8) { nodes { channel { channelId
+        newest: videos(first: 1) { totalCount nodes { videoId } }
+        shorts: videos(first: 2, filter: { videoType: SHORT }) { totalCount nodes { videoId } }
+        more: videos(first: 3) { nodes { videoId } } } } } }`);
+      const channels = (answer.videos.nodes as { channel: Record<string, any> }[]).map((node) => node.channel);
+      expect(channels.length).toBe(8);
+      for (const channel of channels) {
+        const newest = await plainSql(channel.channelId, {}, 3);
+        const shorts = await plainSql(channel.channelId, { videoType: 'SHORT' }, 2);
+        expect(channel.newest).toEqual({ totalCount: newest.total, nodes: newest.ids.slice(0, 1).map((videoId) => ({ videoId })) });
+        expect(channel.shorts).toEqual({ totalCount: shorts.total, nodes: shorts.ids.map((videoId) => ({ videoId })) });
+        expect(channel.more).toEqual({ nodes: newest.ids.map((videoId) => ({ videoId })) });
+      }
+    });
+
     it('refuses channel conditions in a channel filter, and a foreign cursor, with BAD_REQUEST', async () => {
       const id = encodeGlobalId({ type: 'Channel', channelId: channelIds[0] });
       const channelCondition = await app.graphql(`query($id: ID!) { node(id: $id) { ... on Channel { videos(filter: { locations: ["US"] }) { totalCount } } } }`, { id }, key);

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { RequestAccess } from '../access/pipeline.js';
@@ -26,6 +27,13 @@ export interface Context {
    * its wire schema ends in the same input schema, and the schemas only validate, never transform.
    */
   validated<S extends z.ZodType>(schema: S, args: unknown): z.output<S>;
+  /**
+   * What `prepare` makes of a field's arguments and selection, once per request and place of the
+   * field in the document: a field resolved under every element of a list (`Channel.videos` under
+   * a page of 20 videos) has the same arguments, variables and selection each time, so they are
+   * validated and read once, not 20 times.
+   */
+  perField<T>(info: GraphQLResolveInfo, prepare: () => T): T;
 }
 
 export interface ContextOptions {
@@ -62,7 +70,15 @@ export function createContext(services: Services, access: RequestAccess, options
   };
   const validated = options.argumentsValidated ? asValidated : parseArguments;
   const loaders = { channel, ...graphLoaders({ readDb, search, videosById }) };
-  return { db, readDb, services, access, loaders, videosById, validated };
+  // Keyed by the field's nodes: the executor hands the same array to every element of a list.
+  const prepared = new WeakMap<object, unknown>();
+  const perField = <T>(info: GraphQLResolveInfo, prepare: () => T): T => {
+    if (prepared.has(info.fieldNodes)) return prepared.get(info.fieldNodes) as T;
+    const value = prepare();
+    prepared.set(info.fieldNodes, value);
+    return value;
+  };
+  return { db, readDb, services, access, loaders, videosById, validated, perField };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

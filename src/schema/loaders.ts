@@ -75,12 +75,19 @@ function taxonomyOf(all: Category[]): Taxonomy {
   return { all, byId: new Map(all.map((category) => [category.categoryId, category])), children };
 }
 
-/** One page of a channel's videos, as `Channel.videos` asks for it. */
-export interface ChannelVideosKey {
-  search: VideoSearch & { channelId: string };
+/** What `Channel.videos` asks at one place of a document: the same object under every channel there. */
+export interface ChannelVideosQuery {
+  filter: VideoSearch['filter'];
+  sort: VideoSearch['sort'];
   page: PageArgs;
   /** The facets asked of this connection, counted by the index with its page. */
   facets: readonly FacetRequest<VideoFacet>[];
+}
+
+/** One page of a channel's videos, as `Channel.videos` asks for it. */
+export interface ChannelVideosKey {
+  query: ChannelVideosQuery;
+  channelId: string;
 }
 
 /** The index's page and its rows, or (index not loaded) the SQL path's page and total. */
@@ -119,34 +126,43 @@ export function graphLoaders(options: {
   // A channel's own videos: their channel is the one that asked (already loaded), so no join.
   const channelVideo = new DataLoader<string, Video | null>((ids) => readByKey(ids, rows()?.videos ?? null, (missing) => videosById(readDb, missing), videoIdOf));
 
-  // Every `Channel.videos` of a document level arrives in one batch: those asking the same page of
-  // the same search are answered together, from the index (one call for all the channels, then one
-  // read of all their rows) or by one SQL statement for all the channels.
+  // Every `Channel.videos` of a document level arrives in one batch: those of the same place in
+  // the document (one query object, see ChannelVideosQuery) are answered together, from the index
+  // (one call for all the channels, then one read of all their rows) or by one SQL statement.
+  const queryIds = new Map<ChannelVideosQuery, number>();
+  const queryId = (query: ChannelVideosQuery) => {
+    let id = queryIds.get(query);
+    if (id === undefined) queryIds.set(query, (id = queryIds.size));
+    return id;
+  };
   const channelVideos = new DataLoader<ChannelVideosKey, ChannelVideosAnswer, string>(
     async (keys) => {
       const answers: ChannelVideosAnswer[] = new Array(keys.length);
-      const groups = new Map<string, number[]>();
+      const groups = new Map<ChannelVideosQuery, number[]>();
       keys.forEach((key, i) => {
-        const group = JSON.stringify([key.search.filter, key.search.sort, key.page, key.facets]);
-        groups.set(group, [...(groups.get(group) ?? []), i]);
+        const group = groups.get(key.query);
+        if (group) group.push(i);
+        else groups.set(key.query, [i]);
       });
       await Promise.all(
-        [...groups.values()].map(async (members) => {
-          const { search: first, page, facets } = keys[members[0]];
-          const found = search ? await search.channelVideos({ ...first, channelId: null }, members.map((i) => keys[i].search.channelId), page, facets) : null;
+        [...groups].map(async ([query, members]) => {
+          const { page, facets } = query;
+          const filtered: VideoSearch = { filter: query.filter, sort: query.sort, channelId: null };
+          const channelIds = members.map((i) => keys[i].channelId);
+          const found = search ? await search.channelVideos(filtered, channelIds, page, facets) : null;
           if (found) {
             const loaded = await channelVideo.loadMany([...new Set(found.flatMap((page) => page.ids))]);
             const byId = new Map(loaded.flatMap((row) => (row && !(row instanceof Error) ? [[row.videoId, row] as const] : [])));
             members.forEach((i, j) => (answers[i] = { indexed: found[j], rows: found[j].ids.flatMap((id) => byId.get(id) ?? []) }));
             return;
           }
-          const pages = await searchChannelsVideos(readDb, members.map((i) => keys[i].search.channelId), { ...first, channelId: null }, page);
-          for (const i of members) answers[i] = { indexed: null, ...pages.get(keys[i].search.channelId)! };
+          const pages = await searchChannelsVideos(readDb, channelIds, filtered, page);
+          for (const i of members) answers[i] = { indexed: null, ...pages.get(keys[i].channelId)! };
         }),
       );
       return answers;
     },
-    { cacheKeyFn: (key) => JSON.stringify([key.search, key.page, key.facets]) },
+    { cacheKeyFn: (key) => `${queryId(key.query)}:${key.channelId}` },
   );
 
   return {

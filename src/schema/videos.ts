@@ -6,6 +6,7 @@ import { valueFacetArgs } from '../inputs/facets.js';
 import { channelLookupArgs, videoLookupArgs } from '../inputs/lookups.js';
 import { channelVideoFilterShape, channelVideosArgs, defaultVideoSort, videoFilterShape, videosArgs, type VideoSearch, videoSort, videoTypeSchema } from '../inputs/videos.js';
 import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
+import type { ChannelVideosQuery } from './loaders.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, pageArgs, searchConnection } from './connection.js';
@@ -62,12 +63,16 @@ ChannelType.implement({
         ...pageArgs(t.arg),
       },
       resolve: (channel, rawArgs, ctx, info) => {
-        const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
-        const search = { filter: filter ?? {}, sort: sortBy ?? defaultVideoSort(filter ?? {}), channelId: channel.channelId };
-        checkCursors(videoOrders[search.sort], page);
-        const facets = requestedFacets(info, ctx, VideoFacets);
+        const query = ctx.perField(info, (): ChannelVideosQuery => {
+          const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
+          const sort = sortBy ?? defaultVideoSort(filter ?? {});
+          checkCursors(videoOrders[sort], page);
+          return { filter: filter ?? {}, sort, page, facets: requestedFacets(info, ctx, VideoFacets) };
+        });
+        const search = { filter: query.filter, sort: query.sort, channelId: channel.channelId };
+        const facets = query.facets;
         // Batched with the same field under every other channel of the page (src/schema/loaders.ts).
-        const answer = ctx.loaders.channelVideos.load({ search, page, facets });
+        const answer = ctx.loaders.channelVideos.load({ query, channelId: channel.channelId });
         const bySql = async () => {
           const found = await answer;
           if (found.indexed) throw new Error('the index answered this page');
