@@ -17,17 +17,21 @@ describe('facet counts over matches of every density', () => {
   const followers: number[] = [];
   const country: (string | null)[] = [];
   const range = new RangeIndex(true);
+  /** The same values without NULLs (0 instead), as a NOT NULL column holds them. */
+  const notNull = new RangeIndex(true);
   const countries = new ValueIndex<string>();
   for (let slot = 0; slot < SLOTS; slot++) {
     // Heavy ties at 0 and at the edges themselves, some NULLs: the bounds' own cases.
     const value = rng.chance(0.05) ? NaN : rng.chance(0.1) ? 0 : rng.chance(0.05) ? 1_000 : Math.floor(Math.exp(rng.next() * 14));
     followers.push(value);
     range.set(slot, value);
+    notNull.set(slot, Number.isNaN(value) ? 0 : value);
     const code = rng.chance(0.03) ? null : `C${Math.floor(rng.next() ** 2 * 40)}`;
     country.push(code);
     countries.set(slot, code);
   }
   range.rebalance(SLOTS);
+  notNull.rebalance(SLOTS);
   const edges = [10, 100, 1_000, 10_000, 100_000, 1_000_000];
 
   for (const density of [0.0005, 0.005, 0.02, 0.1, 0.5, 0.97]) {
@@ -51,6 +55,13 @@ describe('facet counts over matches of every density', () => {
         }).length,
       }));
       expect(histogram).toEqual(expected);
+      // A NOT NULL column's histogram skips counting the matches with a value: they all have one.
+      const withoutNull = countRanges(matches, count, notNull, 'count', edges, false);
+      const valueOf = (slot: number) => (Number.isNaN(followers[slot]) ? 0 : followers[slot]);
+      expect(withoutNull.map((bucket) => bucket.count)).toEqual(
+        bounds.slice(0, -1).map((min, i) => matched.filter((slot) => (min === null || valueOf(slot) >= min) && (bounds[i + 1] === null || valueOf(slot) < bounds[i + 1]!)).length),
+      );
+      expect(withoutNull.reduce((sum, bucket) => sum + bucket.count, 0)).toBe(count);
       // The matches themselves are left as they were.
       expect(popcount(matches)).toBe(count);
 

@@ -212,10 +212,11 @@ export class CreatorIndex {
           return countValues(bits, count, this.#verified, String);
         case 'hasEmail':
           return countValues(bits, count, this.#hasEmail, String);
+        // Both columns are NOT NULL (migrations): every match has a value.
         case 'followerCount':
-          return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? []);
+          return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? [], false);
         case 'avgEngagementRate':
-          return countRanges(bits, count, this.#numeric.avg_engagement_rate.range, 'cents', request.edges ?? []);
+          return countRanges(bits, count, this.#numeric.avg_engagement_rate.range, 'cents', request.edges ?? [], false);
       }
     });
   }

@@ -32,12 +32,21 @@ function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void
  * the column's range index instead: one `value >= edge` pass per edge, reading only the values
  * of matches in the edge's own bucket.
  */
-export function countRanges(matches: Uint32Array, count: number, range: RangeIndex, unit: 'count' | 'cents', edges: readonly number[]): RangeCount[] {
+export function countRanges(
+  matches: Uint32Array,
+  count: number,
+  range: RangeIndex,
+  unit: 'count' | 'cents',
+  edges: readonly number[],
+  /** false for a NOT NULL column: every match then has a value, and the pass that counts them is skipped. */
+  nullable = true,
+): RangeCount[] {
   const thresholds = Float64Array.from(edges, (edge) => (unit === 'count' ? edge : edge < 0 ? -centsAtMost(-edge) : centsAtLeast(edge)));
   const counts = new Float64Array(edges.length + 1);
   const { from, to } = setWords(matches);
+  const passes = edges.length + (nullable ? 1 : 0);
   // A match read by value costs a cache miss (~10 ns); a pass over the words a few ns a word.
-  if (count * 10 <= (edges.length + 1) * (to - from) * 3) {
+  if (count * 10 <= passes * (to - from) * 3) {
     const column = range.values;
     forEachMatch(matches, (slot) => {
       const value = column.get(slot);
@@ -46,7 +55,7 @@ export function countRanges(matches: Uint32Array, count: number, range: RangeInd
     return rangeCounts(edges, counts);
   }
   // Matches with a value >= each threshold; below the first, every non-NULL match.
-  let previous = range.countAtLeast(matches, -Infinity, from, to);
+  let previous = nullable ? range.countAtLeast(matches, -Infinity, from, to) : count;
   for (let i = 0; i < thresholds.length; i++) {
     const above = range.countAtLeast(matches, thresholds[i], from, to);
     counts[i] = previous - above;
