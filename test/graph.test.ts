@@ -264,8 +264,11 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
               expect(run, run.join(' | ')).toHaveLength(3);
               expect(run.filter((s) => /row_number\(\) over/i.test(s))).toHaveLength(1);
             }
-            // Warm: the index answers and the row caches hold every row.
-            if (fromIndex) expect((await counted(() => gql(NESTED, { first }))).statements).toEqual([]);
+            // Warm: the index answers and the row caches hold every row (kept on its second miss).
+            if (fromIndex) {
+              await gql(NESTED, { first });
+              expect((await counted(() => gql(NESTED, { first }))).statements).toEqual([]);
+            }
           } finally {
             app.services.search = index;
           }

@@ -8,6 +8,12 @@
 // lookup; a hit in the old one moves the row to the young one; when the young one is full it
 // becomes the old one and the old one is dropped. Reordering a Map on every hit (delete, set)
 // was most of the cost of serving a cached page.
+//
+// A row read on a miss is kept only when its key missed once before, recently (a doorkeeper, as
+// TinyLFU admits): pages anywhere in a million rows (a follower maximum, a channel's own videos)
+// are read once, and keeping each such row made it survive into V8's old generation only to die
+// there, a major collection's work on every request; the rows of pages many searches share still
+// get in on their second read.
 
 /**
  * 10,000 rows a cache: the working set of lookups and nested pages in the bench (5,000 sampled
@@ -16,14 +22,50 @@
  */
 const DEFAULT_CAPACITY = 10_000;
 
+/** Keys that missed once, as bits of a hash: cleared after `capacity` new keys. */
+class Doorkeeper {
+  readonly #bits: Uint32Array;
+  readonly #mask: number;
+  #marked = 0;
+
+  constructor(private readonly capacity: number) {
+    // About 8 bits a key: few false "seen before" (each only admits a row early).
+    const size = 2 ** Math.max(10, Math.ceil(Math.log2(Math.max(1, capacity) * 8)));
+    this.#bits = new Uint32Array(size / 32);
+    this.#mask = size - 1;
+  }
+
+  /** Whether `key` missed before (since the last clearing); marks it. */
+  seenBefore(key: string): boolean {
+    // FNV-1a over the UTF-16 code units.
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+    const bit = (hash >>> 0) & this.#mask;
+    const word = bit >>> 5;
+    const mask = 1 << (bit & 31);
+    if ((this.#bits[word] & mask) !== 0) return true;
+    // Cleared before marking: the key asked now is always remembered for its next miss.
+    if (this.#marked >= this.capacity) {
+      this.#bits.fill(0);
+      this.#marked = 0;
+    }
+    this.#bits[word] |= mask;
+    this.#marked++;
+    return false;
+  }
+}
+
 export class RowCache<Row> {
   #young = new Map<string, Row>();
   #old = new Map<string, Row>();
   /** Bumped by every invalidation: a read that started before one does not store what it read. */
   #generation = 0;
+  readonly #doorkeeper: Doorkeeper;
 
   /** @param capacity rows kept at most, over both generations. */
-  constructor(private readonly capacity = DEFAULT_CAPACITY) {}
+  constructor(private readonly capacity = DEFAULT_CAPACITY) {
+    this.#doorkeeper = new Doorkeeper(capacity);
+  }
 
   /**
    * The rows of `keys` in that order (keys whose row is gone are left out): cached ones as they
@@ -52,7 +94,7 @@ export class RowCache<Row> {
         if (rows[i] !== undefined) continue;
         const row = byKey.get(keys[i]);
         rows[i] = row;
-        if (row !== undefined && current) this.#keep(keys[i], row);
+        if (row !== undefined && current) this.#admit(keys[i], row);
       }
     }
     return rows.filter((row): row is Row => row !== undefined);
@@ -63,10 +105,14 @@ export class RowCache<Row> {
     return this.#generation;
   }
 
-  /** Keeps rows read since `generation` was taken, unless something was forgotten meanwhile. */
+  /** Admits rows read since `generation` was taken, unless something was forgotten meanwhile. */
   offer(rows: readonly Row[], keyOf: (row: Row) => string, generation: number): void {
     if (generation !== this.#generation) return;
-    for (const row of rows) this.#keep(keyOf(row), row);
+    for (const row of rows) {
+      const key = keyOf(row);
+      if (this.#young.has(key) || this.#old.has(key)) this.#keep(key, row);
+      else this.#admit(key, row);
+    }
   }
 
   forget(keys: Iterable<string>): void {
@@ -81,6 +127,11 @@ export class RowCache<Row> {
     this.#generation++;
     this.#young = new Map();
     this.#old = new Map();
+  }
+
+  /** Keeps a row read on a miss if its key missed before. */
+  #admit(key: string, row: Row): void {
+    if (this.#doorkeeper.seenBefore(key)) this.#keep(key, row);
   }
 
   #keep(key: string, row: Row): void {
