@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
+import { parseUtcTimestamp } from '../domain/instant.js';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
 import type { Database } from './database.js';
@@ -97,6 +98,7 @@ function postgresPool(connectionString: string, options: StoreOptions, scopes: A
     query_timeout: statementTimeoutMs + 5_000,
     keepAlive: true,
     idleTimeoutMillis: 30_000,
+    types: { getTypeParser: typeParser as pg.CustomTypesConfig['getTypeParser'] },
   };
   const pool = new pg.Pool(config);
   const reportError = (error: Error) => options.onConnectionError?.(error);
@@ -134,6 +136,15 @@ function postgresPool(connectionString: string, options: StoreOptions, scopes: A
     end: () => pool.end(),
   };
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: scopedPool as unknown as pg.Pool }), log: options.log }), pool, config };
+}
+
+const TIMESTAMPTZ = 1184;
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date;
+
+/** pg's parsers, but a timestamptz read in UTC keeps its text for printing (src/domain/instant.ts). */
+function typeParser(oid: number, format?: 'text' | 'binary'): unknown {
+  if (oid === TIMESTAMPTZ && format !== 'binary') return (text: string) => parseUtcTimestamp(text) ?? parseTimestamptz(text);
+  return pg.types.getTypeParser(oid, format as 'text');
 }
 
 /** Sends the key lookups of prepared.ts under their names: pg prepares each once per connection. */
