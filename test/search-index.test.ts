@@ -85,7 +85,7 @@ async function randomSearches(index: CreatorIndex, rng: SeededRandom, runs: numb
     const search = await searchOf(parsed.data.filter!, sort);
     const page = randomPage(rng);
     const first = await compare(index, search, page, `${label} #${run}`);
-    if (first.total > 0) nonEmpty++;
+    if (first.total! > 0) nonEmpty++;
     // Follow the cursors one page on, forward and back, as a client walks.
     if (first.cursors.length > 0 && page.offset == null) {
       await compare(index, search, { first: page.first ?? page.last ?? 20, after: first.cursors.at(-1) }, `${label} #${run} after`);
@@ -168,7 +168,7 @@ function expectReadWithin(keys: number[], found: IndexPage, bounds: { min?: numb
   const outside = keys.filter((key) => (bounds.max !== undefined && key > bounds.max) || (bounds.min !== undefined && key < bounds.min));
   expect(outside.length, `rows read outside the bounds: ${context}`).toBeLessThanOrEqual(1);
   if (page) expect(keys.length, `rows read: ${context}`).toBeLessThanOrEqual((page.offset ?? 0) + (page.first ?? page.last ?? 20) + 2);
-  else expect(keys.length, `rows read, each match at most once: ${context}`).toBeLessThanOrEqual(found.total + 1);
+  else expect(keys.length, `rows read, each match at most once: ${context}`).toBeLessThanOrEqual(found.total! + 1);
 }
 
 describe('a creator search bounded on its sort key', () => {
@@ -277,6 +277,8 @@ describe('a creator search bounded on its sort key', () => {
 
 describe('the in-memory video index', () => {
   let index: VideoIndex;
+  /** Pages found without their total by testing rows (compareVideos): the path must be taken. */
+  let walkedWithoutTotal = 0;
   let videoRows: VideoIndexRow[];
   let channelRows: ChannelIndexRow[];
 
@@ -294,6 +296,14 @@ describe('the in-memory video index', () => {
     expect(fast.total, context).toBe(sqlTotal);
     expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.videoId));
     expect([fast.hasNextPage, fast.hasPreviousPage], context).toEqual([sqlPage.hasNextPage, sqlPage.hasPreviousPage]);
+    // Nobody asks for the total: the same page, walked testing rows where the filter allows it
+    // (then without a total), with a budget small enough that some pages fall back to the bitset.
+    const untotaled = on.search(search, page, { ...tuning, rowTestBudget: 2_000 }, false);
+    expect(untotaled.total === null || untotaled.total === sqlTotal, context).toBe(true);
+    const { total: _total, ...shape } = untotaled;
+    const { total: _counted, ...expected } = fast;
+    expect(shape, `without its total: ${context}`).toEqual(expected);
+    if (untotaled.total === null) walkedWithoutTotal++;
     return fast;
   }
 
@@ -326,7 +336,7 @@ describe('the in-memory video index', () => {
         const filter = parsed.data.filter!;
         const sort = rng.chance(0.5) ? defaultVideoSort(filter) : pick(rng, ['NEWEST', 'RELEVANCE'] as const);
         const first = await compareVideoPages({ filter, sort }, randomPage(rng), `video #${run}`);
-        if (first.total > 0) nonEmpty++;
+        if (first.total! > 0) nonEmpty++;
         // One channel's videos (Channel.videos): the same filter without its channel conditions.
         const own = channelVideoFilter.safeParse(Object.fromEntries(Object.entries(filter).filter(([field]) => field in channelVideoFilterShape)));
         if (own.success) {
@@ -342,6 +352,24 @@ describe('the in-memory video index', () => {
       tuning = {};
     }
     expect(nonEmpty).toBeGreaterThan(SEARCHES / 4);
+    expect(walkedWithoutTotal).toBeGreaterThan(SEARCHES / 10);
+  });
+
+  it('walks a newest-first page nobody asked the total of by testing rows, and counts when the match is too rare', async () => {
+    const counts = new Map<number, number>();
+    for (const video of videoRows) counts.set(video.categoryId, (counts.get(video.categoryId) ?? 0) + 1);
+    const common = [...counts].sort((a, b) => b[1] - a[1])[0][0];
+    const search: VideoSearch = { filter: { categorys: [common], videoType: 'VIDEO' }, sort: 'NEWEST' };
+    const { probe, keys } = watch();
+    const walked = index.search(search, { first: 20 }, probe, false);
+    expect(walked.total).toBeNull();
+    const sqlPage = await searchVideos(store.db, search, { first: 20 });
+    expect(walked.ids).toEqual(sqlPage.rows.map((row) => row.videoId));
+    // The rows read are the walk's, a few per match, not every row of the table.
+    expect(keys.length).toBeLessThan(videoRows.length / 2);
+    // A match rarer than the budget allows: the filter's bitset after all, and the total with it.
+    const rare = index.search({ filter: { categorys: [-1] }, sort: 'NEWEST' }, { first: 20 }, { rowTestBudget: 100 }, false);
+    expect(rare).toMatchObject({ ids: [], total: 0 });
   });
 
   it('reads a newest-first page from its end date on, not from the newest video', async () => {

@@ -84,7 +84,7 @@ export async function connection<Node>(
   fetchPage: () => Promise<Page<Node>>,
   count: () => Promise<number>,
 ): Promise<ConnectionResult<Node>> {
-  let counting: Promise<number> | null = selects(info, info.fieldNodes[0].selectionSet, 'totalCount') ? count() : null;
+  let counting: Promise<number> | null = selectsTotalCount(info) ? count() : null;
   // Avoid an unhandled rejection if the page query fails first; totalCount re-raises it.
   counting?.catch(() => {});
   const page = await fetchPage();
@@ -139,7 +139,13 @@ export async function searchConnection<Node, F extends string = string>(
     counted.map((answer) => Promise.resolve(answer)),
     alone,
   );
-  return { page, totalCount: async () => indexed.total, facets };
+  // No total when the search was told none is asked (selectsTotalCount); counted by SQL if it is after all.
+  return { page, totalCount: async () => indexed.total ?? source.sqlCount(), facets };
+}
+
+/** Whether the operation selects this connection field's totalCount. */
+export function selectsTotalCount(info: GraphQLResolveInfo): boolean {
+  return selects(info, info.fieldNodes[0].selectionSet, 'totalCount');
 }
 
 function selects(info: GraphQLResolveInfo, set: SelectionSetNode | undefined, field: string): boolean {

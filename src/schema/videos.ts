@@ -9,7 +9,7 @@ import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import type { ChannelVideosQuery } from './loaders.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
-import { connectionType, pageArgs, searchConnection } from './connection.js';
+import { connectionType, pageArgs, searchConnection, selectsTotalCount } from './connection.js';
 import type { Context } from './context.js';
 import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
@@ -149,7 +149,9 @@ builder.queryField('videos', (t) =>
       checkCursors(videoOrders[search.sort], args);
       const facets = requestedFacets(info, ctx, VideoFacets);
       await ctx.access.reserve('search.videos', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.videos(search, args, facets) ?? null, {
+      // Without totalCount or facets a newest-first page may be walked without counting (VideoIndex.search).
+      const needsTotal = selectsTotalCount(info);
+      return searchConnection(info, ctx.services.search?.videos(search, args, facets, needsTotal) ?? null, {
         facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,
         idOf: (video) => video.videoId,

@@ -17,7 +17,8 @@ export interface IndexPage {
   cursors: string[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
-  total: number;
+  /** The exact number of matches; null when the caller said it needs none (see Search.videos). */
+  total: number | null;
   /** The facets asked with the search, in the order asked, counted on the same match as `total`. */
   facets?: FacetAnswer[];
 }
@@ -38,7 +39,11 @@ export interface Search {
   /** The rows of found pages, kept fresh by the index's change feed. */
   readonly rows: ServerRows;
   creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null>;
-  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null>;
+  /**
+   * `needsTotal` false (no totalCount, no facets asked): a newest-first page may be found by
+   * walking the order testing rows, without the filter's bitset, and then has no total.
+   */
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null>;
   /** The same page of one video search within each of these channels (`Channel.videos` of a page): one call for all. */
   channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null>;
   liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null>;

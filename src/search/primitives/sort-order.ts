@@ -141,6 +141,14 @@ export class SortOrder {
   }
 
   /**
+   * Up to `take` rows passing `accept`, in order within the walk's bounds, after skipping `skip` of
+   * them: no bitset of the matches, each row read is tested (a page whose total nobody asked for).
+   */
+  walkTesting(walk: Walk, accept: (slot: number) => boolean): number[] {
+    return this.#walk(walk, accept);
+  }
+
+  /**
    * Sets in `out` the bit of every alive slot whose key is within [from, to] (`to` itself left out
    * when `toExclusive`). The snapshot holds such rows in one run, read in order: a range index
    * uses this for the rows of a bucket a bound falls inside, instead of testing each row's value

@@ -174,6 +174,19 @@ export class ValueIndex<V extends string | number | boolean> {
     for (let i = from; i < to; i++) rows[i] &= scratch[i];
   }
 
+  /** Whether a slot holds any of `values`, by its code (single-valued columns only). */
+  holdsAny(values: readonly V[]): (slot: number) => boolean {
+    if (this.multi) throw new Error('a multi-valued column keeps no code per slot');
+    const wanted = new Uint8Array(this.#values.length);
+    for (const value of values) {
+      const code = this.#codes.get(value);
+      if (code !== undefined) wanted[code] = 1;
+    }
+    const codeOf = this.#codeOf;
+    // A slot past the codes was never given a value: it has none.
+    return (slot) => wanted[codeOf[slot] ?? NONE] === 1;
+  }
+
   /** The rows of one value as a bitmap of `words` words (a new one for a value kept as a list), or null when no slot ever held it. */
   bitmap(value: V, words: number): Uint32Array | null {
     const code = this.#codes.get(value);

@@ -108,9 +108,10 @@ export class SearchIndex {
     return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
   }
 
-  videos(search: VideoSearch, page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage | null {
+  videos(search: VideoSearch, page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = [], needsTotal = true): IndexPage | null {
     const index = this.#catchingUp ? null : this.#videos;
-    return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
+    // Facets are counted on the filter's match: with them the match is made anyway.
+    return index && withFacets(index.search(search, page, undefined, needsTotal || facets.length > 0), facets, () => index.facets(search, facets));
   }
 
   channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = []): IndexPage[] | null {
@@ -356,8 +357,8 @@ export class LocalSearch implements Search {
     return this.#index.creators(search, page, facets);
   }
 
-  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
-    return this.#index.videos(search, page, facets);
+  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
+    return this.#index.videos(search, page, facets, needsTotal);
   }
 
   async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {

@@ -32,7 +32,7 @@ export interface WorkerSettings {
 type Table = 'creators' | 'videos' | 'liveStreams';
 
 export type ToWorker =
-  | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[] }
+  | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[]; needsTotal?: false }
   | { type: 'channelVideos'; id: number; search: VideoSearch; channelIds: readonly string[]; page: PageArgs; facets?: readonly FacetRequest[] }
   | { type: 'start' | 'refresh' | 'stop'; id: number };
 
@@ -99,8 +99,8 @@ export class SearchThread implements Search {
     return this.#search('creators', search, page, facets);
   }
 
-  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage | null> {
-    return this.#search('videos', search, page, facets);
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal = true): Promise<IndexPage | null> {
+    return this.#search('videos', search, page, facets, needsTotal);
   }
 
   channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
@@ -145,8 +145,8 @@ export class SearchThread implements Search {
   }
 
   /** Facets ride in the search's own message (a few requests out, their counts back): one round trip, one index state. */
-  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest[]): Promise<IndexPage | null> {
-    return this.#ask((id) => ({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}) }));
+  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest[], needsTotal = true): Promise<IndexPage | null> {
+    return this.#ask((id) => ({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}), ...(needsTotal ? {} : { needsTotal: false as const }) }));
   }
 
   #ask<Answer extends IndexPage | IndexPage[]>(message: (id: number) => ToWorker): Promise<Answer | null> {

@@ -72,7 +72,7 @@ port.on('message', (message: ToWorker) => {
         message.table === 'creators'
           ? index.creators(message.search as never, message.page, message.facets as never)
           : message.table === 'videos'
-            ? index.videos(message.search as never, message.page, message.facets as never)
+            ? index.videos(message.search as never, message.page, message.facets as never, message.needsTotal !== false)
             : index.liveStreams(message.search as never, message.page, message.facets as never),
       );
       return;

@@ -26,6 +26,11 @@ export interface Segment {
    * sorted on the spot, never a pass over `bits`, which may then be empty.
    */
   slots?: readonly number[];
+  /**
+   * The rows as a test instead (a page whose total nobody asked for): the order is walked testing
+   * each row it reads; `bits` is then empty and `count` unknown (Infinity).
+   */
+  accept?: (slot: number) => boolean;
 }
 
 export interface SegmentPosition {
@@ -49,6 +54,8 @@ export interface SearchProbe {
   smallSegmentRows?: number;
   /** How a page reads its order: walking it testing bits, or ranking the matches (default: the cheaper). */
   strategy?: Walk['strategy'];
+  /** Rows a page without its total tests before it makes the filter's bitset instead (default: a few thousand). */
+  rowTestBudget?: number;
 }
 
 export interface SlotPage {
@@ -140,6 +147,7 @@ function withinKeyRange(segment: Segment, walk: { from: Position | null; until: 
 
 function walkSegment(segment: Segment, walk: Walk, probe: SearchProbe): number[] {
   const { order, bits } = segment;
+  if (segment.accept) return order.walkTesting(walk, segment.accept);
   if (isSmallSegment(segment.count, probe)) {
     const direction = walk.backward ? -1 : 1;
     // > 0: the slot lies beyond the position in the walking direction.

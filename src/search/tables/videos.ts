@@ -43,8 +43,13 @@ const needsOtherChannelConditions = (filter: VideoFilter): boolean =>
 
 /** Below this share of the videos, channel conditions are checked video by video. */
 const FEW_VIDEOS = 1 / 16;
-/** The bitset of a segment given as a list of slots (never read). */
+/** The bitset of a segment given as a list of slots or as a test (never read). */
 const NO_WORDS = new Uint32Array(0);
+
+/** The conditions a newest-first page without its total tests row by row (see #rowTest). */
+const ROW_TESTED = new Set(['createAtStart', 'createAtEnd', 'categorys', 'videoType', 'locations', 'followerCountMin', 'followerCountMax']);
+/** Thrown by a row test past its budget: the page is then found through the filter's bitset. */
+const ABANDONED = Symbol('row test over budget');
 
 class ChannelTable {
   readonly table = new RowTable();
@@ -278,7 +283,18 @@ export class VideoIndex {
     return this.#channels.table.aliveCount;
   }
 
-  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
+  /**
+   * `needsTotal` false (nobody asked for the total or facets): a newest-first page whose every
+   * condition can be tested on a row is found by walking the order from its date bound testing
+   * each row, with no bitset of the filter over every row (the nested page's root, a GraphQL page
+   * without totalCount); `total` is then null. Past a budget of rows tested (a rare match) it
+   * falls back to the bitset.
+   */
+  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe, needsTotal = true): IndexPage {
+    if (!needsTotal) {
+      const tested = this.#pageByTest(search, page, probe);
+      if (tested) return tested;
+    }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
     const inChannel = search.channelId == null ? null : this.#channelMatches(search.filter, search.channelId);
@@ -310,6 +326,72 @@ export class VideoIndex {
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
       total: count,
+    };
+  }
+
+  #pageByTest(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage | null {
+    // Rows tested before giving up: a few thousand, more for a deep window (about 1 row in 64 matching).
+    const wanted = (page.offset ?? 0) + (page.first ?? page.last ?? 20) + 1;
+    const accept = this.#rowTest(search, probe?.rowTestBudget ?? 4_096 + 64 * wanted);
+    if (!accept) return null;
+    const sort = videoOrders.NEWEST;
+    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
+      if (cursor == null) return null;
+      const values = decodeCursor(sort, cursor, field);
+      return { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } };
+    };
+    const segment: Segment = { rank: 0, bits: NO_WORDS, count: Infinity, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)), accept };
+    try {
+      const result = pageSegments([segment], { first: page.first, last: page.last, offset: page.offset, after: decode(page.after, 'after'), before: decode(page.before, 'before') }, probe);
+      return {
+        ids: result.slots.map((slot) => this.table.ids.get(slot)),
+        cursors: result.positions.map(({ position }) => encodeCursor(sort.name, [new Date(position.key).toISOString(), position.id])),
+        hasNextPage: result.hasNextPage,
+        hasPreviousPage: result.hasPreviousPage,
+        total: null,
+      };
+    } catch (error) {
+      if (error === ABANDONED) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * The filter as a test of one row, for a newest-first page of all channels, or null when a
+   * condition has no such test (a text query, channel conditions other than country and
+   * followers). The same conditions as #match, one for one; throws ABANDONED past `budget` rows.
+   */
+  #rowTest(search: VideoSearch, budget: number): ((slot: number) => boolean) | null {
+    if (search.sort !== 'NEWEST' || search.channelId != null) return null;
+    const { filter } = search;
+    for (const [name, value] of Object.entries(filter)) if (value != null && !ROW_TESTED.has(name)) return null;
+    const alive = this.table.alive;
+    const dates = instantBounds(filter);
+    const createAt = this.#createAt.values;
+    const category = filter.categorys?.length ? this.#category.holdsAny(filter.categorys) : null;
+    const videoType = filter.videoType ? this.#videoType.holdsAny([filter.videoType === 'SHORT' ? 2 : 1]) : null;
+    const country = filter.locations?.length ? this.#channelCountry.holdsAny(filter.locations.map((code) => code.toUpperCase())) : null;
+    const followers = inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax);
+    const followersBounded = followers.min !== undefined || followers.max !== undefined;
+    const channelFollowers = this.#channelFollowers.values;
+    let tested = 0;
+    return (slot) => {
+      if (++tested > budget) throw ABANDONED;
+      if (!alive.has(slot)) return false;
+      if (dates.min !== undefined || dates.max !== undefined) {
+        const at = createAt.get(slot);
+        if (dates.min !== undefined && !(at >= dates.min)) return false;
+        if (dates.max !== undefined && !(dates.maxExclusive ? at < dates.max : at <= dates.max)) return false;
+      }
+      if (category !== null && !category(slot)) return false;
+      if (videoType !== null && !videoType(slot)) return false;
+      if (country !== null && !country(slot)) return false;
+      if (followersBounded) {
+        // NaN (no channel) is within no bound, as in the range index.
+        const value = channelFollowers.get(slot);
+        if (!(value >= (followers.min ?? -Infinity) && value <= (followers.max ?? Infinity))) return false;
+      }
+      return true;
     };
   }
 
