@@ -17,7 +17,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { isSmallSegment, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
+import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -291,9 +291,16 @@ export class VideoIndex {
    * falls back to the bitset.
    */
   search(search: VideoSearch, page: PageArgs, probe?: SearchProbe, needsTotal = true): IndexPage {
+    const window: PageRequest = {
+      first: page.first,
+      last: page.last,
+      offset: page.offset,
+      after: this.#position(search, page.after, 'after'),
+      before: this.#position(search, page.before, 'before'),
+    };
     if (!needsTotal) {
-      const tested = this.#pageByTest(search, page, probe);
-      if (tested) return tested;
+      const tested = this.#pageByTest(search, window, probe);
+      if (tested) return this.#answer(search, tested, null);
     }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
@@ -303,21 +310,26 @@ export class VideoIndex {
     const { bits, count } = bounded ?? (inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel));
     // Every row of such bits within the bound matches: only a walk from the bound reads no other.
     if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
-    const sort = videoOrders[search.sort];
-    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
-      if (cursor == null) return null;
-      const values = decodeCursor(sort, cursor, field);
-      return search.sort === 'NEWEST'
-        ? { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } }
-        : { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
-    };
-    const after = decode(page.after, 'after');
-    const before = decode(page.before, 'before');
     const segments = this.#segments(search, bits, count, listed ? inChannel : undefined);
-    const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
+    const result = pageSegments(segments, window, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
+    return this.#answer(search, result, count);
+  }
+
+  /** A cursor's place in the search's order (newest: date and id; relevance: tier, plays and id). */
+  #position(search: VideoSearch, cursor: string | null | undefined, field: string): SegmentPosition | null {
+    if (cursor == null) return null;
+    const values = decodeCursor(videoOrders[search.sort], cursor, field);
+    return search.sort === 'NEWEST'
+      ? { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } }
+      : { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
+  }
+
+  /** The page as the index answers it: ids, cursors, flags and the total (null: not counted). */
+  #answer(search: VideoSearch, result: SlotPage, total: number | null): IndexPage {
+    const sort = videoOrders[search.sort];
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ rank, position }) =>
@@ -325,31 +337,19 @@ export class VideoIndex {
       ),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
-      total: count,
+      total,
     };
   }
 
-  #pageByTest(search: VideoSearch, page: PageArgs, probe?: SearchProbe): IndexPage | null {
+  /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
+  #pageByTest(search: VideoSearch, window: PageRequest, probe?: SearchProbe): SlotPage | null {
     // Rows tested before giving up: a few thousand, more for a deep window (about 1 row in 64 matching).
-    const wanted = (page.offset ?? 0) + (page.first ?? page.last ?? 20) + 1;
+    const wanted = (window.offset ?? 0) + (window.first ?? window.last ?? DEFAULT_FIRST) + 1;
     const accept = this.#rowTest(search, probe?.rowTestBudget ?? 4_096 + 64 * wanted);
     if (!accept) return null;
-    const sort = videoOrders.NEWEST;
-    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
-      if (cursor == null) return null;
-      const values = decodeCursor(sort, cursor, field);
-      return { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } };
-    };
     const segment: Segment = { rank: 0, bits: NO_WORDS, count: Infinity, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)), accept };
     try {
-      const result = pageSegments([segment], { first: page.first, last: page.last, offset: page.offset, after: decode(page.after, 'after'), before: decode(page.before, 'before') }, probe);
-      return {
-        ids: result.slots.map((slot) => this.table.ids.get(slot)),
-        cursors: result.positions.map(({ position }) => encodeCursor(sort.name, [new Date(position.key).toISOString(), position.id])),
-        hasNextPage: result.hasNextPage,
-        hasPreviousPage: result.hasPreviousPage,
-        total: null,
-      };
+      return pageSegments([segment], window, probe);
     } catch (error) {
       if (error === ABANDONED) return null;
       throw error;
