@@ -142,6 +142,25 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
         after = fromIndex.body.data.creators.pageInfo.endCursor;
       }
     });
+
+    it('walks a newest-first video page nobody asked the total of (in its thread too): the same page, no total counted', async () => {
+      const filters = [{}, { videoType: 'SHORT' as const }, { locations: ['US', 'KR'] }, { createAtEnd: '2026-06-15', followerCountMin: 1_000 }];
+      for (const filter of filters) {
+        for (const page of [{ first: 20 }, { first: 10, offset: 15 }]) {
+          const counted = await index.videos({ filter, sort: 'NEWEST' }, page);
+          const walked = await index.videos({ filter, sort: 'NEWEST' }, page, undefined, false);
+          expect(counted!.total, JSON.stringify(filter)).toBeGreaterThan(0);
+          // A null total says the index walked the order testing rows: the worker was told none was asked.
+          expect(walked!.total, JSON.stringify(filter)).toBeNull();
+          expect(walked!.ids, JSON.stringify(filter)).toEqual(counted!.ids);
+          expect(walked!.cursors).toEqual(counted!.cursors);
+          expect(walked!.hasNextPage).toBe(counted!.hasNextPage);
+        }
+      }
+      // Facets need the filter's bitset: asked with them, the page is counted whatever needsTotal says.
+      const withFacets = await index.videos({ filter: {}, sort: 'NEWEST' }, { first: 5 }, [{ facet: 'videoType', excludeOwn: false }], false);
+      expect(withFacets!.total).toBeGreaterThan(0);
+    });
   });
 
   describe('statements per search', () => {
