@@ -1,10 +1,11 @@
-import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Page } from '../domain/cursors.js';
 import type { FacetAnswer, FacetRequest } from '../domain/facets.js';
 import type { RowCache } from '../search/row-cache.js';
 import type { IndexPage } from '../search/types.js';
 import { builder } from './builder.js';
 import { facetSource, type FacetSource, type FacetsDefinition } from './facets.js';
+import { selectsField } from './selections.js';
 
 // Relay connections with `totalCount` and `nodes`. Hand-built rather than @pothos/plugin-relay's
 // because ours also take `offset` (the REST page window) and count only when asked.
@@ -143,15 +144,7 @@ export async function searchConnection<Node, F extends string = string>(
   return { page, totalCount: async () => indexed.total ?? source.sqlCount(), facets };
 }
 
-/** Whether the operation selects this connection field's totalCount. */
+/** Whether the operation selects this connection field's totalCount (every merged node, fragments, @skip/@include). */
 export function selectsTotalCount(info: GraphQLResolveInfo): boolean {
-  return selects(info, info.fieldNodes[0].selectionSet, 'totalCount');
-}
-
-function selects(info: GraphQLResolveInfo, set: SelectionSetNode | undefined, field: string): boolean {
-  return (set?.selections ?? []).some((selection) => {
-    if (selection.kind === 'Field') return selection.name.value === field;
-    if (selection.kind === 'InlineFragment') return selects(info, selection.selectionSet, field);
-    return selects(info, info.fragments[selection.name.value]?.selectionSet, field);
-  });
+  return selectsField(info, 'totalCount');
 }

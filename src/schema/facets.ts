@@ -1,17 +1,9 @@
-import {
-  type FieldNode,
-  getArgumentValues,
-  getDirectiveValues,
-  type GraphQLResolveInfo,
-  GraphQLIncludeDirective,
-  GraphQLObjectType,
-  GraphQLSkipDirective,
-  type SelectionSetNode,
-} from 'graphql';
+import { getArgumentValues, type GraphQLResolveInfo, GraphQLObjectType } from 'graphql';
 import type { z } from 'zod';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
 import { facetRequest } from '../inputs/facets.js';
 import { builder } from './builder.js';
+import { fieldsIn, fieldsNamed } from './selections.js';
 
 type ObjectRef<T> = ReturnType<ReturnType<typeof builder.objectRef<T>>['implement']>;
 import type { Context } from './context.js';
@@ -136,25 +128,6 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
     }
   }
   return [...requests.values()];
-}
-
-function fieldsNamed(info: GraphQLResolveInfo, nodes: readonly FieldNode[], name: string): FieldNode[] {
-  return nodes.flatMap((node) => fieldsIn(info, node.selectionSet).filter((field) => field.name.value === name));
-}
-
-/** The fields of a selection set, through fragments, without those @skip or @include leave out. */
-function fieldsIn(info: GraphQLResolveInfo, set: SelectionSetNode | undefined): FieldNode[] {
-  return (set?.selections ?? []).flatMap((selection): FieldNode[] => {
-    if (!included(info, selection)) return [];
-    if (selection.kind === 'Field') return [selection];
-    if (selection.kind === 'InlineFragment') return fieldsIn(info, selection.selectionSet);
-    return fieldsIn(info, info.fragments[selection.name.value]?.selectionSet);
-  });
-}
-
-function included(info: GraphQLResolveInfo, node: SelectionSetNode['selections'][number]): boolean {
-  if (getDirectiveValues(GraphQLSkipDirective, node, info.variableValues)?.if === true) return false;
-  return getDirectiveValues(GraphQLIncludeDirective, node, info.variableValues)?.if !== false;
 }
 
 /** Answers from the counts made with the page; a request not among them (none expected) is counted on its own. */

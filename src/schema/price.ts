@@ -3,16 +3,13 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   getArgumentValues,
-  getDirectiveValues,
   getNamedType,
   getNullableType,
   getOperationAST,
   getVariableValues,
-  GraphQLIncludeDirective,
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLSchema,
-  GraphQLSkipDirective,
   isAbstractType,
   isListType,
   isObjectType,
@@ -21,6 +18,7 @@ import {
 } from 'graphql';
 import { type EndpointId, endpoints } from '../access/endpoints.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../inputs/common.js';
+import { included } from './selections.js';
 
 // The price of a GraphQL operation, known before any work (docs/contract/decisions.md §6.1): read
 // from the document and its variables as an upper bound (every list assumed full), refused over the
@@ -182,7 +180,7 @@ class Walker {
     const visited = new Set<string>();
     const visit = (set: SelectionSetNode) => {
       for (const selection of set.selections) {
-        if (!this.included(selection)) continue;
+        if (!included(selection, this.variables)) continue;
         if (selection.kind === Kind.FIELD) {
           const key = selection.alias?.value ?? selection.name.value;
           fields.set(key, [...(fields.get(key) ?? []), selection]);
@@ -199,11 +197,6 @@ class Walker {
     };
     for (const set of sets) visit(set);
     return fields;
-  }
-
-  private included(node: Parameters<typeof getDirectiveValues>[1]): boolean {
-    if (getDirectiveValues(GraphQLSkipDirective, node, this.variables)?.if === true) return false;
-    return getDirectiveValues(GraphQLIncludeDirective, node, this.variables)?.if !== false;
   }
 
   private matches(condition: string | undefined, type: GraphQLObjectType): boolean {
