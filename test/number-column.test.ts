@@ -6,12 +6,12 @@ import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { roundTrip } from './support/snapshot-round-trip.js';
 
 // Numeric columns hold whole numbers in 2 bytes while they fit an Int16, in 4 while they fit an
-// Int32, and widen to doubles at the first value that fits neither: values, NULLs and range answers
-// must not change across a widening.
+// Int32, in 5 below about 10^12, and widen to doubles at the first value that fits none: values,
+// NULLs and range answers must not change across a widening.
 
 describe('the numeric columns', () => {
-  it('keeps whole numbers within an Int16 in 2 bytes, and widens to the narrowest form that holds a value', () => {
-    const forms: [number, number][] = [[2 ** 15 - 1, 2], [-(2 ** 15) + 1, 2], [-(2 ** 15), 4], [2 ** 15, 4], [2 ** 31 - 1, 4], [2 ** 31, 8], [0.5, 8]];
+  it('keeps whole numbers within an Int16 in 2 bytes, and widens to the narrowest form that holds a value (4, 5 or 8 bytes)', () => {
+    const forms: [number, number][] = [[2 ** 15 - 1, 2], [-(2 ** 15) + 1, 2], [-(2 ** 15), 4], [2 ** 15, 4], [2 ** 31 - 1, 4], [2 ** 31, 5], [-(2 ** 31), 5], [2 ** 40 - 2 ** 31 - 2, 5], [2 ** 40 - 2 ** 31 - 1, 8], [0.5, 8]];
     for (const [value, bytes] of forms) {
       const column = new NumberColumn();
       column.set(0, 7);
@@ -29,10 +29,47 @@ describe('the numeric columns', () => {
       expect(back.bytesPerValue).toBe(bytes);
       expect([0, 1, 2, 3, 4999, 5000].map((slot) => back.get(slot))).toEqual([7, NaN, value, NaN, NaN, 1]);
     }
-    const wide = new NumberColumn(true);
-    expect(wide.bytesPerValue).toBe(8);
-    wide.set(0, 1);
-    expect([wide.get(0), wide.get(1)]).toEqual([1, NaN]);
+  });
+
+  it('keeps instants in 5 bytes within 17 years of the first, and every value through a widening and a snapshot', () => {
+    const rng = seededRandom('number-column-instants');
+    const first = Date.parse('2026-11-26T11:15:00.123Z');
+    const year = 365.25 * 86_400_000;
+    for (const outsider of [first + 18 * year, first - 18 * year, first + 0.5, 1e300, -first]) {
+      const column = new NumberColumn(true);
+      const values = new Map<number, number>([[0, NaN]]);
+      column.set(0, NaN);
+      expect(column.bytesPerValue).toBe(8);
+      for (let n = 0; n < 3_000; n++) {
+        const slot = n === 0 ? 1 : rng.int(0, 6_000);
+        // The first instant sets the base; then any millisecond within 17 years of it, and NULLs.
+        const value = n === 0 ? first : rng.chance(0.1) ? NaN : first + Math.round((rng.next() * 2 - 1) * 17 * year);
+        column.set(slot, value);
+        values.set(slot, value);
+      }
+      for (const edge of [first - 2 ** 39, first + 2 ** 39 - 2]) {
+        column.set(7_000, edge);
+        values.set(7_000, edge);
+        expect(column.get(7_000)).toBe(edge);
+      }
+      expect(column.bytesPerValue).toBe(5);
+      const back = roundTrip(column, new NumberColumn(true));
+      expect(back.bytesPerValue).toBe(5);
+      for (const [slot, value] of values) expect(back.get(slot), String(slot)).toBe(value);
+      expect(back.get(6_999)).toBeNaN();
+      column.set(7_001, outsider);
+      values.set(7_001, outsider);
+      expect(column.bytesPerValue, String(outsider)).toBe(8);
+      for (const [slot, value] of values) expect(column.get(slot), `${outsider} ${slot}`).toBe(value);
+      const wide = roundTrip(column, new NumberColumn(true));
+      for (const [slot, value] of values) expect(wide.get(slot)).toBe(value);
+      const byValue = (a: number, b: number) => a - b;
+      expect([...column.present(7_002)].sort(byValue)).toEqual([...values.values()].filter((value) => !Number.isNaN(value)).sort(byValue));
+    }
+    // A fractional first instant: doubles from the start.
+    const fractional = new NumberColumn(true);
+    fractional.set(0, 1.5);
+    expect([fractional.bytesPerValue, fractional.get(0), fractional.get(1)]).toEqual([8, 1.5, NaN]);
   });
 
   it('keeps every value, NULL and the Int32 edges exactly, and widens at the first value that does not fit', () => {

@@ -75,6 +75,30 @@ describe('the substring index', () => {
     check('from a snapshot', roundTrip(index, new TextIndex()));
   });
 
+  it('reads a group whose slots lie 1 to 3 million slots apart (1- to 4-byte distances), grouped and through a snapshot', () => {
+    // Few rows spread over a wide table: each rare text's slots far apart, a common one's adjacent.
+    const slots = [0, 1, 2, 127, 128, 129, 16_383, 16_384, 16_511, 2_097_151, 2_097_152, 2_097_280, 3_000_000];
+    const size = 3_000_001;
+    const words = Math.ceil(size / 32);
+    const index = new TextIndex();
+    for (const [i, slot] of slots.entries()) index.set(slot, i % 2 === 0 ? 'rare video title' : 'other clip');
+    index.set(size - 2, 'common');
+    index.trim();
+    const found = (from: TextIndex, query: string) => {
+      const bits = from.rowsMatching(query, words);
+      const out: number[] = [];
+      for (let w = 0; w < words; w++) for (let b = 0; b < 32; b++) if ((bits[w] & (1 << b)) !== 0) out.push(w * 32 + b);
+      return out;
+    };
+    const back = roundTrip(index, new TextIndex());
+    for (const from of [index, back]) {
+      expect(found(from, 'rare')).toEqual(slots.filter((_, i) => i % 2 === 0));
+      expect(found(from, 'clip')).toEqual(slots.filter((_, i) => i % 2 === 1));
+      // Every text but one: taken away from the rows with a text (the other groups read too).
+      expect(found(from, 'o')).toEqual([...slots, size - 2].sort((a, b) => a - b));
+    }
+  });
+
   it('holds at most its budget of matching entries over all queries, and extends a kept result as texts arrive', () => {
     const slots = 3_000;
     const words = Math.ceil(slots / 32);

@@ -287,7 +287,7 @@ export class RangeIndex {
     const slices = this.#slices;
     const bits = this.#bits;
     const code = lo + 1;
-    const values = this.values.data;
+    const values = this.values;
     let count = 0;
     for (let i = from; i < to; i++) {
       const mask = matches[i];
@@ -310,7 +310,7 @@ export class RangeIndex {
       count += bitCount(above);
       while (equal !== 0) {
         const lowest = equal & -equal;
-        if (values[(i << 5) + 31 - Math.clz32(lowest)] >= min) count++;
+        if (values.get((i << 5) + 31 - Math.clz32(lowest)) >= min) count++;
         equal ^= lowest;
       }
     }
@@ -338,8 +338,7 @@ export class RangeIndex {
     const bits = this.#bits;
     const lowCode = lo + 1;
     const highCode = hi + 1;
-    // Edge rows have a bucket, so no NULL slot: the stored values compare as they are.
-    const values = this.values.data;
+    const values = this.values;
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;
     const exclusive = bounds.maxExclusive === true;
@@ -376,7 +375,7 @@ export class RangeIndex {
         if (code < minCode || code > maxCode) return false;
         if (code > minCode && code < maxCode) return true;
       }
-      const value = values[slot];
+      const value = values.get(slot);
       return value >= min && (exclusive ? value < max : value <= max);
     };
     for (let i = from; i < words; i++) {

@@ -105,9 +105,13 @@ export class TextIndex {
   /** Scratch: 1 at entry + 1 for the wanted entries, all 0 between calls. */
   #wanted = new Uint8Array(0);
   readonly #entryOf = new EntryColumn();
-  /** The slots grouped by entry when built: entry e's are groupSlots[groupStart[e] … groupStart[e + 1]). */
-  #groupStart = new Int32Array(1);
-  #groupSlots = new Int32Array(0);
+  /**
+   * The slots grouped by entry when built: entry e's are in groupBytes[groupStart[e] … groupStart[e + 1]),
+   * ascending, each as its distance from the one before (the first from 0) in LEB128 varints: 1–3
+   * bytes a slot where a 4-byte slot number took 4 (a title's rows are thousands of slots apart).
+   */
+  #groupStart = new Float64Array(1);
+  #groupBytes = new Uint8Array(0);
   /** Slots whose entry changed since the groups were built: their group membership is stale. */
   #changed = new Bitset();
   #changedSlots: number[] = [];
@@ -153,7 +157,7 @@ export class TextIndex {
     out.array(this.#entryRows);
     this.#entryOf.save(out);
     out.array(this.#groupStart);
-    out.array(this.#groupSlots);
+    out.array(this.#groupBytes);
     this.#present.save(out);
     const keys = new Float64Array(this.#trigrams.size);
     const lengths = new Uint32Array(this.#trigrams.size);
@@ -184,13 +188,15 @@ export class TextIndex {
     this.#table = input.array(Int32Array);
     this.#entryRows = input.array(Int32Array);
     this.#entryOf.load(input, this.#texts.size);
-    this.#groupStart = input.array(Int32Array);
-    this.#groupSlots = input.array(Int32Array);
+    this.#groupStart = input.array(Float64Array);
+    this.#groupBytes = input.array(Uint8Array);
     this.#present.load(input);
     const keys = input.array(Float64Array);
     const lengths = input.array(Uint32Array);
     const all = input.array(Uint32Array);
-    if (lengths.length !== keys.length || this.#entryOf.codes.length < slots || this.#groupStart.length !== this.#texts.size + 1 || (this.#table.length & (this.#table.length - 1)) !== 0) {
+    const start = this.#groupStart;
+    const groupsAddUp = start.length === this.#texts.size + 1 && start[0] === 0 && start[start.length - 1] === this.#groupBytes.length && start.every((at, i) => i === 0 || at >= start[i - 1]);
+    if (lengths.length !== keys.length || this.#entryOf.codes.length < slots || !groupsAddUp || (this.#table.length & (this.#table.length - 1)) !== 0) {
       throw new SnapshotRejected('a text index does not add up');
     }
     this.#trigrams.clear();
@@ -209,19 +215,39 @@ export class TextIndex {
     this.#version++;
   }
 
-  /** Groups every slot by entry (a counting sort) and forgets the changes. */
+  /** Groups every slot by entry (two passes over the slots: sizes, then bytes) and forgets the changes. */
   #group(): void {
     const codes = this.#entryOf.codes;
     const slots = this.#slots;
-    const start = new Int32Array(this.#texts.size + 1);
-    for (let slot = 0; slot < slots; slot++) start[codes[slot]]++;
-    start[0] = 0;
-    for (let entry = 0; entry < this.#texts.size; entry++) start[entry + 1] += start[entry];
-    const fill = start.slice(0, this.#texts.size);
-    const grouped = new Int32Array(start[this.#texts.size]);
-    for (let slot = 0; slot < slots; slot++) if (codes[slot] !== 0) grouped[fill[codes[slot] - 1]++] = slot;
+    const entries = this.#texts.size;
+    const start = new Float64Array(entries + 1);
+    // The last slot written in each group (+ 1: 0 for none yet), by stored code.
+    const last = new Int32Array(entries + 1);
+    for (let slot = 0; slot < slots; slot++) {
+      const code = codes[slot];
+      if (code === 0) continue;
+      start[code] += varintLength(slot + 1 - last[code]);
+      last[code] = slot + 1;
+    }
+    for (let entry = 0; entry < entries; entry++) start[entry + 1] += start[entry];
+    const bytes = new Uint8Array(start[entries]);
+    const fill = start.slice(0, entries);
+    last.fill(0);
+    for (let slot = 0; slot < slots; slot++) {
+      const code = codes[slot];
+      if (code === 0) continue;
+      let gap = slot + 1 - last[code];
+      last[code] = slot + 1;
+      let at = fill[code - 1];
+      while (gap >= 0x80) {
+        bytes[at++] = (gap & 0x7f) | 0x80;
+        gap >>>= 7;
+      }
+      bytes[at++] = gap;
+      fill[code - 1] = at;
+    }
     this.#groupStart = start;
-    this.#groupSlots = grouped;
+    this.#groupBytes = bytes;
     this.#changed = new Bitset(slots);
     this.#changedSlots = [];
   }
@@ -321,13 +347,21 @@ export class TextIndex {
       return this.#scanInto(out, entries, slots);
     }
     const start = this.#groupStart;
-    const grouped = this.#groupSlots;
+    const bytes = this.#groupBytes;
     const changed = this.#changed.words;
     const groups = start.length - 1;
     for (const entry of entries) {
       if (entry >= groups) continue; // a text first seen after the grouping: its slots all changed
-      for (let k = start[entry], end = start[entry + 1]; k < end; k++) {
-        const slot = grouped[k];
+      // Slots + 1, from the distances between them (see #groupBytes).
+      for (let k = start[entry], end = start[entry + 1], next = 0; k < end; ) {
+        let byte = bytes[k++];
+        let gap = byte & 0x7f;
+        for (let shift = 7; byte >= 0x80; shift += 7) {
+          byte = bytes[k++];
+          gap += (byte & 0x7f) * 2 ** shift;
+        }
+        next += gap;
+        const slot = next - 1;
         const bit = 1 << (slot & 31);
         if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] |= bit;
       }
@@ -357,12 +391,19 @@ export class TextIndex {
     for (let i = 0; i < words; i++) out[i] = present[i];
     const wanted = this.#wantedOf(entries);
     const start = this.#groupStart;
-    const grouped = this.#groupSlots;
+    const bytes = this.#groupBytes;
     const changed = this.#changed.words;
     for (let entry = 0, groups = start.length - 1; entry < groups; entry++) {
       if (wanted[entry + 1] === 1) continue;
-      for (let k = start[entry], end = start[entry + 1]; k < end; k++) {
-        const slot = grouped[k];
+      for (let k = start[entry], end = start[entry + 1], next = 0; k < end; ) {
+        let byte = bytes[k++];
+        let gap = byte & 0x7f;
+        for (let shift = 7; byte >= 0x80; shift += 7) {
+          byte = bytes[k++];
+          gap += (byte & 0x7f) * 2 ** shift;
+        }
+        next += gap;
+        const slot = next - 1;
         const bit = 1 << (slot & 31);
         if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] &= ~bit;
       }
@@ -458,4 +499,9 @@ export class TextIndex {
       this.#table[place] = entry + 1;
     }
   }
+}
+
+/** Bytes of `value` (>= 1) as a LEB128 varint. */
+function varintLength(value: number): number {
+  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }

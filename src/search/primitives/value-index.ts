@@ -126,6 +126,12 @@ export class ValueIndex<V extends string | number | boolean> {
     for (const value of next) this.#add(this.#codeFor(value), slot);
   }
 
+  /** A single-valued column's value at the slot, null for none. */
+  valueOf(slot: number): V | null {
+    const code = slot < this.#codeOf.length ? this.#codeOf[slot] : NONE;
+    return code === NONE ? null : this.#values[code];
+  }
+
   #add(code: number, slot: number): void {
     const members = this.#members[code];
     if (members instanceof Bitset) {

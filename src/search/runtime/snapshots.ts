@@ -26,8 +26,9 @@ import { VideoIndex } from '../tables/videos.js';
 // row-table slot, a creator's platform as a byte; 5: numeric columns in Int16, ids of one length
 // without offsets, text entries in 2 bytes; 6: row tables place keys by multiply-shift, not by a
 // power-of-two mask (a table of format 5 read as 6 would miss its keys); 7: sort orders without
-// their keys (read from the columns) (issue 22).
-export const SNAPSHOT_FORMAT = 7;
+// their keys (read from the columns); 8: row ids packed by alphabet, instants and
+// whole numbers past an Int32 in 5 bytes, no channel country strings (issue 22).
+export const SNAPSHOT_FORMAT = 8;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */

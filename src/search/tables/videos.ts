@@ -60,15 +60,12 @@ class ChannelTable {
   ) as Record<ChannelColumn, NumericColumn>;
   /** The first video of each channel, linked through VideoIndex's next/prev. */
   readonly firstVideo = new Int32Column();
-  /** Each slot's country, to copy onto its videos. */
-  countryOf: (string | null)[] = [];
 
   upsert(row: ChannelIndexRow): number {
     const slot = this.table.slotFor(row.channelId, row.channelId, () => {});
     this.firstVideo.ensure(slot + 1);
     this.table.markAlive(slot, true);
     this.country.set(slot, row.country);
-    this.countryOf[slot] = row.country;
     this.gender.set(slot, row.gender);
     for (const [column, value] of Object.entries(channelValue)) this.numeric[column as ChannelColumn].range.set(slot, value(row));
     this.table.version++;
@@ -98,12 +95,10 @@ class ChannelTable {
 
   save(out: SnapshotWriter): void {
     for (const part of this.#parts()) part.save(out);
-    out.strings(this.countryOf);
   }
 
   load(input: SnapshotReader): void {
     for (const part of this.#parts()) part.load(input);
-    this.countryOf = input.strings();
   }
 
   #parts(): Snapshotted[] {
@@ -116,7 +111,8 @@ class ChannelTable {
   }
 
   countryAt(slot: number): string | null {
-    return slot !== -1 && this.table.alive.has(slot) ? this.countryOf[slot] : null;
+    // From the country index's code per slot: a JS array of 2M country strings was 16 MB of heap.
+    return slot !== -1 && this.table.alive.has(slot) ? this.country.valueOf(slot) : null;
   }
 
   /** The channels matching the channel conditions of a video filter. */
