@@ -63,4 +63,30 @@ describe('the result cache', () => {
     expect(cache.get('again', 1, WORDS)).toBeUndefined();
     expect(cache.bytesHeld).toBe(0);
   });
+
+  it('keeps dense matches within its byte budget, the newest first, and the pool within its own', () => {
+    const rng = seededRandom('result-cache-budget');
+    const pool = new BitsetPool(16, 3 * WORDS * 4);
+    // Room for five bitsets of 4,000 bytes, under a capacity of 32 entries.
+    const cache = new ResultCache(pool, 32, 5 * WORDS * 4);
+    const kept = new Map<string, number[]>();
+    for (let i = 0; i < 12; i++) kept.set(`dense${i}`, bitsOf(cache.keep(`dense${i}`, 1, randomMatch(pool, rng, 0.3)).bits));
+    expect(cache.bytesHeld).toBe(5 * WORDS * 4);
+    for (let i = 0; i < 12; i++) {
+      const hit = cache.get(`dense${i}`, 1, WORDS);
+      if (i < 7) expect(hit, `dense${i}`).toBeUndefined();
+      else expect(bitsOf(hit!.bits)).toEqual(kept.get(`dense${i}`));
+    }
+    // Sparse lists beside them still fit: the budget counts what an entry holds.
+    for (let i = 0; i < 10; i++) cache.keep(`sparse${i}`, 1, randomMatch(pool, rng, 0.001));
+    expect(cache.bytesHeld).toBeLessThanOrEqual(5 * WORDS * 4);
+    expect(cache.get('sparse9', 1, WORDS)).toBeDefined();
+    // A single match larger than the budget is still kept: the search that made it uses it.
+    const small = new ResultCache(pool, 32, 100);
+    small.keep('wide', 1, randomMatch(pool, rng, 0.5));
+    expect(small.get('wide', 1, WORDS)).toBeDefined();
+    // Their bitsets go back to the pool, which keeps three.
+    cache.clear();
+    expect(pool.bytesKept).toBe(3 * WORDS * 4);
+  });
 });

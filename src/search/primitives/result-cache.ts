@@ -11,6 +11,12 @@ import type { BitsetPool } from './bitset.js';
 // uses a match before it asks for the next.
 
 const CAPACITY = 32;
+/**
+ * And at most these bytes (the newest entry is kept whatever its size): 32 bitsets of 20M videos
+ * were 80 MB; under the budget a table of 10M rows keeps 19 dense matches, one of 20M 9, one of a
+ * million all 32.
+ */
+const MAX_BYTES = 24 << 20;
 
 /** Matching rows as a bitset over the table's slots, and how many there are. */
 export interface Match {
@@ -34,9 +40,12 @@ export class ResultCache {
   #loanedFor: Entry | null = null;
 
   /** @param pool where bitsets come from and go back to (matches are computed in its bitsets) */
+  #bytes = 0;
+
   constructor(
     readonly pool: BitsetPool,
     private readonly capacity = CAPACITY,
+    private readonly maxBytes = MAX_BYTES,
   ) {}
 
   /** The cached match, or undefined; a sparse one's bitset is valid until the next get() or keep(). */
@@ -78,7 +87,8 @@ export class ResultCache {
       this.#loanedFor = entry;
     } else entry.bits = match.bits;
     this.#entries.set(key, entry);
-    while (this.#entries.size > this.capacity) {
+    this.#bytes += bytesOf(entry);
+    while (this.#entries.size > this.capacity || (this.#bytes > this.maxBytes && this.#entries.size > 1)) {
       const [oldest, gone] = this.#entries.entries().next().value as [string, Entry];
       this.#entries.delete(oldest);
       this.#dispose(gone);
@@ -95,9 +105,7 @@ export class ResultCache {
 
   /** Bytes held by the entries (tests watch that sparse matches stay small). */
   get bytesHeld(): number {
-    let bytes = 0;
-    for (const entry of this.#entries.values()) bytes += (entry.bits ?? entry.slots!).byteLength;
-    return bytes;
+    return this.#bytes;
   }
 
   #lend(words: number, entry: Entry): Uint32Array {
@@ -114,10 +122,13 @@ export class ResultCache {
   }
 
   #dispose(entry: Entry): void {
+    this.#bytes -= bytesOf(entry);
     if (entry.bits) this.pool.give(entry.bits);
     if (this.#loanedFor === entry) this.#loanedFor = null;
   }
 }
+
+const bytesOf = (entry: Entry) => (entry.bits ?? entry.slots!).byteLength;
 
 function slotsOf(bits: Uint32Array, count: number): Uint32Array {
   const slots = new Uint32Array(count);

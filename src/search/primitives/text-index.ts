@@ -30,6 +30,8 @@ const REBUILD_WHEN_CHANGED_OVER = 1 / 64;
  * videos, for name fragments that rarely repeat.
  */
 const ROW_RESULTS_KEPT = 8;
+/** And at most these bytes: three bitsets of 20M videos, all eight of a million rows. */
+const ROW_RESULT_BYTES = 8 << 20;
 
 /**
  * Matching entries kept over all queries, 4 bytes each: a name fragment matches thousands of the
@@ -124,7 +126,7 @@ export class TextIndex {
   readonly #matches = new Map<string, Matches>();
   #matchesHeld = 0;
   /** Query → its rows, valid while no row changes its text (`#version`); few rows kept as a list. */
-  readonly #rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT);
+  readonly #rows = new ResultCache(new BitsetPool(1), ROW_RESULTS_KEPT, ROW_RESULT_BYTES);
   #version = 0;
 
   entryOf(slot: number): number {
