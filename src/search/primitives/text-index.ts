@@ -354,13 +354,14 @@ export class TextIndex {
     const groups = start.length - 1;
     for (const entry of entries) {
       if (entry >= groups) continue; // a text first seen after the grouping: its slots all changed
-      // Slots + 1, from the distances between them (see #groupBytes).
+      // Slots + 1, from the distances between them (see #groupBytes); every distance is below 2^31,
+      // so its fifth byte holds at most 3 bits and the shifts stay within an Int32.
       for (let k = start[entry], end = start[entry + 1], next = 0; k < end; ) {
         let byte = bytes[k++];
         let gap = byte & 0x7f;
         for (let shift = 7; byte >= 0x80; shift += 7) {
           byte = bytes[k++];
-          gap += (byte & 0x7f) * 2 ** shift;
+          gap |= (byte & 0x7f) << shift;
         }
         next += gap;
         const slot = next - 1;
@@ -402,7 +403,7 @@ export class TextIndex {
         let gap = byte & 0x7f;
         for (let shift = 7; byte >= 0x80; shift += 7) {
           byte = bytes[k++];
-          gap += (byte & 0x7f) * 2 ** shift;
+          gap |= (byte & 0x7f) << shift;
         }
         next += gap;
         const slot = next - 1;
