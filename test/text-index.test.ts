@@ -75,10 +75,10 @@ describe('the substring index', () => {
     check('from a snapshot', roundTrip(index, new TextIndex()));
   });
 
-  it('reads a group whose slots lie 1 to 3 million slots apart (1- to 4-byte distances), grouped and through a snapshot', () => {
-    // Few rows spread over a wide table: each rare text's slots far apart, a common one's adjacent.
-    const slots = [0, 1, 2, 127, 128, 129, 16_383, 16_384, 16_511, 2_097_151, 2_097_152, 2_097_280, 3_000_000];
-    const size = 3_000_001;
+  it('reads groups whose slots lie 1 to 17 million slots apart (varint distances of 1 to 4 bytes), grouped and through a snapshot', () => {
+    // Few rows spread over a wide table: each group's distances from 1 to 17 million slots.
+    const slots = [0, 1, 2, 127, 128, 129, 255, 256, 16_383, 16_384, 16_511, 65_535, 65_536, 2_097_151, 2_097_152, 2_097_280, 3_000_000, 20_000_000];
+    const size = 20_000_001;
     const words = Math.ceil(size / 32);
     const index = new TextIndex();
     for (const [i, slot] of slots.entries()) index.set(slot, i % 2 === 0 ? 'rare video title' : 'other clip');
