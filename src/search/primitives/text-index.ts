@@ -348,26 +348,10 @@ export class TextIndex {
       if ((this.#rowsWithText - rows) * SCAN_WHEN_ROWS_OVER <= slots) return this.#allBut(out, entries);
       return this.#scanInto(out, entries, slots);
     }
-    const start = this.#groupStart;
-    const bytes = this.#groupBytes;
-    const changed = this.#changed.words;
-    const groups = start.length - 1;
+    const groups = this.#groupStart.length - 1;
     for (const entry of entries) {
-      if (entry >= groups) continue; // a text first seen after the grouping: its slots all changed
-      // Slots + 1, from the distances between them (see #groupBytes); every distance is below 2^31,
-      // so its fifth byte holds at most 3 bits and the shifts stay within an Int32.
-      for (let k = start[entry], end = start[entry + 1], next = 0; k < end; ) {
-        let byte = bytes[k++];
-        let gap = byte & 0x7f;
-        for (let shift = 7; byte >= 0x80; shift += 7) {
-          byte = bytes[k++];
-          gap |= (byte & 0x7f) << shift;
-        }
-        next += gap;
-        const slot = next - 1;
-        const bit = 1 << (slot & 31);
-        if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] |= bit;
-      }
+      // A text first seen after the grouping has no group: its slots all changed.
+      if (entry < groups) this.#markGroup(out, entry, true);
     }
     if (this.#changedSlots.length === 0) return;
     const wanted = this.#wantedOf(entries);
@@ -376,6 +360,28 @@ export class TextIndex {
       if (wanted[codes[slot]] === 1) out[slot >>> 5] |= 1 << (slot & 31);
     }
     for (const entry of entries) wanted[entry + 1] = 0;
+  }
+
+  /** Sets (or clears) in `out` the slots of `entry`'s group that did not change since the grouping. */
+  #markGroup(out: Uint32Array, entry: number, set: boolean): void {
+    const bytes = this.#groupBytes;
+    const changed = this.#changed.words;
+    // Slots + 1, from the distances between them (see #groupBytes); every distance is below 2^31,
+    // so its fifth byte holds at most 3 bits and the shifts stay within an Int32.
+    for (let k = this.#groupStart[entry], end = this.#groupStart[entry + 1], next = 0; k < end; ) {
+      let byte = bytes[k++];
+      let gap = byte & 0x7f;
+      for (let shift = 7; byte >= 0x80; shift += 7) {
+        byte = bytes[k++];
+        gap |= (byte & 0x7f) << shift;
+      }
+      next += gap;
+      const slot = next - 1;
+      const bit = 1 << (slot & 31);
+      if ((changed[slot >>> 5] & bit) !== 0) continue;
+      if (set) out[slot >>> 5] |= bit;
+      else out[slot >>> 5] &= ~bit;
+    }
   }
 
   /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
@@ -393,23 +399,8 @@ export class TextIndex {
     const words = Math.min(out.length, present.length);
     for (let i = 0; i < words; i++) out[i] = present[i];
     const wanted = this.#wantedOf(entries);
-    const start = this.#groupStart;
-    const bytes = this.#groupBytes;
-    const changed = this.#changed.words;
-    for (let entry = 0, groups = start.length - 1; entry < groups; entry++) {
-      if (wanted[entry + 1] === 1) continue;
-      for (let k = start[entry], end = start[entry + 1], next = 0; k < end; ) {
-        let byte = bytes[k++];
-        let gap = byte & 0x7f;
-        for (let shift = 7; byte >= 0x80; shift += 7) {
-          byte = bytes[k++];
-          gap |= (byte & 0x7f) << shift;
-        }
-        next += gap;
-        const slot = next - 1;
-        const bit = 1 << (slot & 31);
-        if ((changed[slot >>> 5] & bit) === 0) out[slot >>> 5] &= ~bit;
-      }
+    for (let entry = 0, groups = this.#groupStart.length - 1; entry < groups; entry++) {
+      if (wanted[entry + 1] === 0) this.#markGroup(out, entry, false);
     }
     const codes = this.#entryOf.codes;
     for (const slot of this.#changedSlots) {
