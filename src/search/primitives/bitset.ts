@@ -78,8 +78,8 @@ export class Bitset {
 }
 
 /**
- * Free bitsets a pool keeps, in bytes: 16 of a million rows' (2 MB), 6 of 20 million videos'
- * (2.5 MB each). A search holds two to five at once; sixteen bitsets of 20M rows were 40 MB.
+ * Free bitsets a pool keeps, in bytes: all 16 of a million rows (125 KB each), 6 of 20 million
+ * videos (2.5 MB each). A search holds two to five at once; sixteen bitsets of 20M rows were 40 MB.
  */
 const POOL_BYTES = 16 << 20;
 

@@ -237,17 +237,17 @@ class Offsets40 {
 /**
  * A growable numeric column (NaN for NULL) in the narrowest form its values allow: 2 bytes a value
  * while every value is a whole number within an Int16 (rates in cents, monthly counts), 4 while
- * within an Int32 (counts, cents of most metrics), 8 from the first value that fits neither (it is
- * then widened, once, to the form that holds it), or in 5 (Offsets40) while whole numbers below about
- * 10^12. A column of instants (epoch milliseconds) starts in 5 bytes and widens to 8 at the first
- * value 17 years from its first or not whole.
- * Exact in every form; at 10M rows a column in 2 bytes is 20 MB less than in 4.
+ * within an Int32 (counts, cents of most metrics), 5 (Offsets40 from -2^31) while whole numbers
+ * below about 10^12, 8 otherwise; it widens, once, at the first value its form does not hold. A
+ * column of instants (epoch milliseconds) starts in 5 bytes (from 17 years before its first value)
+ * and widens to 8 at the first value outside that span or not whole. Exact in every form; at 10M
+ * rows a column in 2 bytes is 20 MB less than in 4.
  */
 export class NumberColumn {
   /** The values as stored (the form's lowest whole number, or NaN, for NULL); unused while #offsets is set. */
   #data: Stored;
   #null: number;
-  /** Instants as 40-bit offsets, until a value does not fit; null otherwise. */
+  /** The values as 40-bit offsets (instants, or whole numbers past an Int32) until one does not fit; else null. */
   #offsets: Offsets40 | null = null;
   /** An instant column before its first value: its base is not chosen yet. */
   #awaitingBase: boolean;

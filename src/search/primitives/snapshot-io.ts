@@ -66,20 +66,6 @@ export class SnapshotWriter {
     this.#put(json);
   }
 
-  /** A string (or null) per slot, of few distinct values: the distinct ones and a code per slot. */
-  strings(list: readonly (string | null | undefined)[]): void {
-    const codes = new Map<string | null, number>();
-    const perSlot = new Uint32Array(list.length);
-    for (let slot = 0; slot < list.length; slot++) {
-      const value = list[slot] ?? null;
-      let code = codes.get(value);
-      if (code === undefined) codes.set(value, (code = codes.size));
-      perSlot[slot] = code;
-    }
-    this.value([...codes.keys()]);
-    this.array(codes.size <= 0xffff ? Uint16Array.from(perSlot) : perSlot);
-  }
-
   /** Writes the checksum and the length; the caller then syncs and closes the file. */
   finish(): number {
     const trailer = Buffer.alloc(END.length + 4 + 8);
@@ -198,20 +184,6 @@ export class SnapshotReader {
     } catch {
       throw new SnapshotRejected('a value record is not JSON');
     }
-  }
-
-  /** What `SnapshotWriter.strings` wrote. */
-  strings(): (string | null)[] {
-    const values = this.value<(string | null)[]>();
-    const codes = this.anyArray();
-    if (!Array.isArray(values)) throw new SnapshotRejected('a string list has no values');
-    const list = new Array<string | null>(codes.length);
-    for (let slot = 0; slot < codes.length; slot++) {
-      const value = values[codes[slot]];
-      if (value === undefined) throw new SnapshotRejected('a string list has a code past its values');
-      list[slot] = value;
-    }
-    return list;
   }
 
   /** Checks the trailer: the checksum of every byte read, and that nothing follows. */
