@@ -31,23 +31,26 @@ describe('the numeric columns', () => {
     }
   });
 
-  it('keeps instants in 5 bytes within 17 years of the first, and every value through a widening and a snapshot', () => {
+  it('keeps instants from 2000 to late 2034 in 5 bytes whatever comes first, and every value through a widening and a snapshot', () => {
     const rng = seededRandom('number-column-instants');
-    const first = Date.parse('2026-11-26T11:15:00.123Z');
+    const from = Date.UTC(2000, 0, 1);
+    const last = from + 2 ** 40 - 2;
     const year = 365.25 * 86_400_000;
-    for (const outsider of [first + 18 * year, first - 18 * year, first + 0.5, 1e300, -first]) {
+    // Newest first, as a catalogue is often loaded: the platforms' first videos (2005) still fit.
+    const first = Date.parse('2026-11-26T11:15:00.123Z');
+    for (const outsider of [last + 1, from - 1, first + 0.5, 1e300, -first]) {
       const column = new NumberColumn(true);
       const values = new Map<number, number>([[0, NaN]]);
       column.set(0, NaN);
       expect(column.bytesPerValue).toBe(8);
       for (let n = 0; n < 3_000; n++) {
         const slot = n === 0 ? 1 : rng.int(0, 6_000);
-        // The first instant sets the base; then any millisecond within 17 years of it, and NULLs.
-        const value = n === 0 ? first : rng.chance(0.1) ? NaN : first + Math.round((rng.next() * 2 - 1) * 17 * year);
+        // The first instant sets the base; then any millisecond from 2000 to late 2034, and NULLs.
+        const value = n === 0 ? first : n === 1 ? Date.parse('2005-04-23T20:31:52Z') : rng.chance(0.1) ? NaN : from + Math.floor(rng.next() * (last - from));
         column.set(slot, value);
         values.set(slot, value);
       }
-      for (const edge of [first - 2 ** 39, first + 2 ** 39 - 2]) {
+      for (const edge of [from, last]) {
         column.set(7_000, edge);
         values.set(7_000, edge);
         expect(column.get(7_000)).toBe(edge);
@@ -66,10 +69,54 @@ describe('the numeric columns', () => {
       const byValue = (a: number, b: number) => a - b;
       expect([...column.present(7_002)].sort(byValue)).toEqual([...values.values()].filter((value) => !Number.isNaN(value)).sort(byValue));
     }
+    // A first instant before 2000: from 17 years before it.
+    const early = new NumberColumn(true);
+    const earlyFirst = Date.UTC(1990, 5, 1);
+    for (const [slot, value] of [earlyFirst, earlyFirst - 17 * year, earlyFirst + 17 * year].entries()) early.set(slot, value);
+    expect([early.bytesPerValue, early.get(1)]).toEqual([5, earlyFirst - 17 * year]);
+    early.set(3, earlyFirst + 18 * year);
+    expect([early.bytesPerValue, early.get(0), early.get(3)]).toEqual([8, earlyFirst, earlyFirst + 18 * year]);
     // A fractional first instant: doubles from the start.
     const fractional = new NumberColumn(true);
     fractional.set(0, 1.5);
     expect([fractional.bytesPerValue, fractional.get(0), fractional.get(1)]).toEqual([8, 1.5, NaN]);
+  });
+
+  it('answers date ranges exactly in 5 bytes, after a date of 1970 widens the column, and rebalanced', () => {
+    const rng = seededRandom('number-column-instant-ranges');
+    const slots = 5_000;
+    const words = Math.ceil(slots / 32);
+    const index = new RangeIndex(false);
+    const from = Date.UTC(2005, 0, 1);
+    const span = Date.UTC(2026, 11, 31) - from;
+    const valueOf: number[] = new Array(slots).fill(NaN);
+    const put = (slot: number, value: number) => {
+      index.set(slot, value);
+      valueOf[slot] = value;
+    };
+    for (let slot = 0; slot < slots; slot++) put(slot, rng.chance(0.05) ? NaN : from + Math.floor(rng.next() * span));
+    index.rebalance(slots);
+    const check = (label: string) => {
+      for (let n = 0; n < 40; n++) {
+        const bounds: Bounds = {};
+        if (rng.chance(0.7)) bounds.min = from + Math.floor(rng.next() * span);
+        if (rng.chance(0.7)) bounds.max = from + Math.floor(rng.next() * span);
+        if (rng.chance(0.5)) bounds.maxExclusive = true;
+        const rows = new Uint32Array(words).fill(0xffffffff);
+        index.selectInto(rows, words, bounds);
+        const max = bounds.max ?? Infinity;
+        const expected = valueOf.flatMap((value, slot) => (value >= (bounds.min ?? -Infinity) && (bounds.maxExclusive ? value < max : value <= max) ? [slot] : []));
+        expect(bitsOf(rows).filter((slot) => slot < slots), `${label} ${JSON.stringify(bounds)}`).toEqual(expected);
+      }
+    };
+    check('5 bytes');
+    expect(index.values.bytesPerValue).toBe(5);
+    for (let n = 0; n < 200; n++) put(rng.int(0, slots - 1), from + Math.floor(rng.next() * span));
+    put(rng.int(0, slots - 1), Date.UTC(1970, 0, 1, 0, 0, 0, 1));
+    expect(index.values.bytesPerValue).toBe(8);
+    check('widened, before a rebalance');
+    index.rebalance(slots);
+    check('widened, rebalanced');
   });
 
   it('keeps every value, NULL and the Int32 edges exactly, and widens at the first value that does not fit', () => {

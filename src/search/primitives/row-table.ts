@@ -176,13 +176,15 @@ const LOW = 4294967296;
 const SPAN = 2 ** 40 - 1;
 const NULL_LOW = 0xffffffff;
 const NULL_HIGH = 0xff;
+/** The base of a column of instants (2000-01-01), unless its first value is 17 years before it. */
+const INSTANTS_FROM = Date.UTC(2000, 0, 1);
 /** The base of a whole-number column past an Int32: every value it held so far is above it. */
 const WHOLE_BASE = -0x80000000;
 
 /**
  * Whole milliseconds from `base`, in 5 bytes: a Uint32 and a Uint8 per slot. 2^40 ms is 34.8
- * years, so a column of instants centred on its first value holds 17 years either side of it in
- * 5 bytes where a double takes 8 (90 MB less at 10M creators and 20M videos). Two reads a value.
+ * years, so a column of instants from 2000 holds 2000 to late 2034 in 5 bytes where a double takes
+ * 8 (90 MB less at 10M creators and 20M videos). Two reads a value.
  */
 class Offsets40 {
   low: Uint32Array;
@@ -239,8 +241,8 @@ class Offsets40 {
  * while every value is a whole number within an Int16 (rates in cents, monthly counts), 4 while
  * within an Int32 (counts, cents of most metrics), 5 (Offsets40 from -2^31) while whole numbers
  * below about 10^12, 8 otherwise; it widens, once, at the first value its form does not hold. A
- * column of instants (epoch milliseconds) starts in 5 bytes (from 17 years before its first value)
- * and widens to 8 at the first value outside that span or not whole. Exact in every form; at 10M
+ * column of instants (epoch milliseconds) starts in 5 bytes (from 2000-01-01, or 17 years before its
+ * first value if that is earlier) and widens to 8 at the first value outside that span or not whole. Exact in every form; at 10M
  * rows a column in 2 bytes is 20 MB less than in 4.
  */
 export class NumberColumn {
@@ -282,8 +284,9 @@ export class NumberColumn {
     this.ensure(slot + 1);
     if (this.#awaitingBase && !Number.isNaN(value)) {
       this.#awaitingBase = false;
-      // Centred on the first instant: 17 years either side of it.
-      if (Number.isInteger(value)) this.#toOffsets(value - 2 ** 39);
+      // From 2000, not centred on the first instant: a catalogue loaded newest first still holds
+      // the platforms' first videos (2005) in 5 bytes. A first instant before 2000: 17 years before it.
+      if (Number.isInteger(value)) this.#toOffsets(Math.min(value - 2 ** 39, INSTANTS_FROM));
     }
     if (this.#offsets !== null) {
       if (Number.isNaN(value) || Offsets40.fits(this.#offsets.base, value)) return this.#offsets.set(slot, value);
