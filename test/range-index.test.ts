@@ -94,7 +94,18 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60): void
       const matches = new Uint32Array(words);
       for (const slot of given) matches[slot >>> 5] |= 1 << (slot & 31);
       const atLeast = given.filter((slot) => !Number.isNaN(f.valueOf[slot]) && f.valueOf[slot] >= bounds.min!).length;
-      expect(f.index.countAtLeast(matches, bounds.min, 0, words), `${label}: at least ${bounds.min}`).toBe(atLeast);
+      // The count of matches only chooses the way an edge bucket is counted: by values (a count of
+      // 0), or from the order when there is one (a count past every run).
+      for (const count of [given.length, 0, Number.MAX_SAFE_INTEGER]) {
+        expect(f.index.countAtLeast(matches, bounds.min, 0, words, count), `${label}: at least ${bounds.min} (count ${count})`).toBe(atLeast);
+      }
+      // A histogram by the codes in the slices, a value read only where a bucket straddles an edge.
+      const thresholds = Float64Array.from(new Set([bounds.min, bounds.max ?? bounds.min + 1, f.draw()].filter((t) => !Number.isNaN(t)))).sort();
+      const counts = new Float64Array(thresholds.length + 1);
+      f.index.addHistogram(matches, thresholds, 0, words, counts);
+      const expected = new Float64Array(thresholds.length + 1);
+      for (const slot of given) if (!Number.isNaN(f.valueOf[slot])) expected[thresholds.filter((t) => t <= f.valueOf[slot]).length]++;
+      expect([...counts], `${label}: histogram over ${[...thresholds]}`).toEqual([...expected]);
     }
     // The window of words holds every slot within the bounds.
     const window = f.index.wordWindow(bounds);

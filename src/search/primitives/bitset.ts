@@ -142,12 +142,13 @@ export function popcount(words: Uint32Array, to = words.length, from = 0): numbe
 }
 
 /** The number of bits set in both `a` and `b` over words [from, to) (a facet value's count). */
+// No test for an empty AND, as popcount has none: over a broad filter a facet value's AND is
+// empty about half the time, a branch mispredicted; without it country counts took half as long.
 export function popcountAnd(a: Uint32Array, b: Uint32Array, to = a.length, from = 0): number {
   const n = Math.min(to, b.length);
   let total = 0;
   for (let i = from; i < n; i++) {
     let v = a[i] & b[i];
-    if (v === 0) continue;
     v = v - ((v >>> 1) & 0x55555555);
     v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
     total += (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
