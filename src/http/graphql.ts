@@ -65,8 +65,8 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       if (kind === 'introspection') return;
       const context = args.contextValue as Context & ScopeContext & YogaInitialContext;
       const { scope } = context;
-      // Data operations run compiled (src/schema/compiled.ts), cancelled if the client leaves.
-      setExecuteFn((executeArgs) => scope.run(async () => runCompiled(executeArgs as ExecutionArgs, executeFn as (args: ExecutionArgs) => unknown)));
+      // Data operations run compiled (src/schema/compiled.ts).
+      setExecuteFn((executeArgs) => runCompiled(executeArgs as ExecutionArgs, executeFn as (args: ExecutionArgs) => unknown));
       let entered = false;
       let price: OperationPrice | null = null;
       const costOf = async (charged: number): Promise<Cost> => ({
@@ -248,7 +248,7 @@ export function createGraphQLDoor(services: Services) {
     // GraphiQL served from the package itself: the default page loads its assets from a CDN.
     renderGraphiQL: (options) => graphiqlPage().renderGraphiQL(options),
     graphiql: { title: 'creator-data GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY, headers: GRAPHIQL_HEADERS },
-    context: ({ scope }) => createContext(services, scope.access),
+    context: ({ scope }) => createContext(services, scope.access, scope.databases),
     maskedErrors: {
       maskError: (error) => toClientError(error, errorReport(services.log)),
     },

@@ -42,8 +42,8 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
       const input = decodeRestInput(route!.input, await readInput(scope, route!, services.config.maxBodyBytes));
-      const context = createContext(services, scope.access, { argumentsValidated: true });
-      const result = await scope.run(async () => compiledPlan(schema, route!.document)!.query(undefined, context, route!.variables(input)));
+      const context = createContext(services, scope.access, scope.databases, { argumentsValidated: true });
+      const result = await compiledPlan(schema, route!.document)!.query(undefined, context, route!.variables(input));
       if (result.errors?.length) throw result.errors[0];
       const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
       const rootType = schema.getQueryType()!.getFields()[rootName].type;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RequestAccess } from '../access/pipeline.js';
 import type { Services } from '../services.js';
+import type { CancellableDatabases } from '../store/connect.js';
 import { readBodyText } from './body.js';
 import { routeOf, type Telemetry } from './telemetry.js';
 
@@ -16,6 +17,7 @@ export class RequestScope {
   /** Aborts when the client goes away or the server stops waiting: running statements are cancelled. */
   readonly signal: AbortSignal;
   readonly #telemetry: Telemetry;
+  #databases: CancellableDatabases | null = null;
 
   constructor(
     private readonly services: Services,
@@ -41,9 +43,9 @@ export class RequestScope {
     return readBodyText(this.request, this.services.config.maxBodyBytes);
   }
 
-  /** Runs the work so that its statements are cancelled on the server if the client leaves. */
-  run<T>(work: () => Promise<T>): Promise<T> {
-    return this.services.store.cancellable(this.signal, work);
+  /** The databases as this request's work uses them: its statements are cancelled on the server if the client leaves. */
+  get databases(): CancellableDatabases {
+    return (this.#databases ??= this.services.store.cancellable(this.signal));
   }
 
   /** Pipeline step 7: keeps the charges of the root fields that succeeded, refunds the rest, frees the slot. */
@@ -54,6 +56,7 @@ export class RequestScope {
   /** The response as sent: request id and quota headers, one log line and the metrics. */
   async finish(response: Response): Promise<Response> {
     this.services.work.end(this.request);
+    this.#databases?.close();
     const { services, access } = this;
     const seconds = (performance.now() - this.#telemetry.at) / 1000;
     response.headers.set('x-request-id', this.#telemetry.id);

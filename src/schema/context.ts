@@ -52,8 +52,8 @@ const asValidated = <S extends z.ZodType>(_schema: S, args: unknown) => args as 
 // Loaders live for one request: a page of videos asks for its channels in one batched query,
 // only for those the search index's row cache does not hold (it is used only while the index is
 // loaded: then its change feed keeps the cache fresh).
-export function createContext(services: Services, access: RequestAccess, options: ContextOptions = {}): Context {
-  const { db, readDb } = services.store;
+export function createContext(services: Services, access: RequestAccess, databases: Pick<Context, 'db' | 'readDb'>, options: ContextOptions = {}): Context {
+  const { db, readDb } = databases;
   const search = services.search;
   const channels = (ids: readonly string[]): Promise<(Channel | null)[]> =>
     readByKey(ids, search?.ready ? search.rows.channels : null, async (missing) => (await loadChannels(readDb, missing)).filter((c): c is Channel => c !== null), channelIdOf);
