@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { popcount } from '../src/search/primitives/bitset.js';
 import { RangeIndex } from '../src/search/primitives/range-index.js';
+import { RowTable } from '../src/search/primitives/row-table.js';
+import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
 import { countRanges, countValues } from '../src/search/tables/facet-counts.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
@@ -32,6 +34,28 @@ describe('facet counts over matches of every density', () => {
   }
   range.rebalance(SLOTS);
   notNull.rebalance(SLOTS);
+  // The same NOT NULL values with a sort order over them, as the follower column has: an edge's
+  // bucket is then counted from the order's run, and some slots changed after the order was built
+  // (the run's changed slots are counted apart).
+  const table = new RowTable();
+  const ordered = new RangeIndex(true);
+  const orderedValue: number[] = [];
+  const order = new SortOrder(table, (slot) => ordered.values.get(slot));
+  ordered.useOrder(order);
+  for (let slot = 0; slot < SLOTS; slot++) {
+    table.slotFor(`id${slot}`, `id${slot}`, () => {});
+    table.markAlive(slot, true);
+    orderedValue.push(Number.isNaN(followers[slot]) ? 0 : followers[slot]);
+    ordered.set(slot, orderedValue[slot]);
+  }
+  ordered.rebalance(SLOTS);
+  order.rebuild();
+  for (let n = 0; n < 300; n++) {
+    const slot = rng.int(0, SLOTS - 1);
+    order.touch(slot);
+    orderedValue[slot] = rng.chance(0.5) ? 1_000 : Math.floor(Math.exp(rng.next() * 14));
+    ordered.set(slot, orderedValue[slot]);
+  }
   const edges = [10, 100, 1_000, 10_000, 100_000, 1_000_000];
 
   for (const density of [0.0005, 0.005, 0.02, 0.1, 0.5, 0.97]) {
@@ -62,6 +86,10 @@ describe('facet counts over matches of every density', () => {
         bounds.slice(0, -1).map((min, i) => matched.filter((slot) => (min === null || valueOf(slot) >= min) && (bounds[i + 1] === null || valueOf(slot) < bounds[i + 1]!)).length),
       );
       expect(withoutNull.reduce((sum, bucket) => sum + bucket.count, 0)).toBe(count);
+      const fromOrder = countRanges(matches, count, ordered, 'count', edges, false);
+      expect(fromOrder.map((bucket) => bucket.count)).toEqual(
+        bounds.slice(0, -1).map((min, i) => matched.filter((slot) => (min === null || orderedValue[slot] >= min) && (bounds[i + 1] === null || orderedValue[slot] < bounds[i + 1]!)).length),
+      );
       // The matches themselves are left as they were.
       expect(popcount(matches)).toBe(count);
 
