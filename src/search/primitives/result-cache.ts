@@ -39,9 +39,10 @@ export class ResultCache {
   #loan: Uint32Array | null = null;
   #loanedFor: Entry | null = null;
 
-  /** @param pool where bitsets come from and go back to (matches are computed in its bitsets) */
+  /** Bytes of the entries' bitsets and slot lists (bytesOf). */
   #bytes = 0;
 
+  /** @param pool where bitsets come from and go back to (matches are computed in its bitsets) */
   constructor(
     readonly pool: BitsetPool,
     private readonly capacity = CAPACITY,

@@ -241,9 +241,9 @@ class Offsets40 {
  * while every value is a whole number within an Int16 (rates in cents, monthly counts), 4 while
  * within an Int32 (counts, cents of most metrics), 5 (Offsets40 from -2^31) while whole numbers
  * below about 10^12, 8 otherwise; it widens, once, at the first value its form does not hold. A
- * column of instants (epoch milliseconds) starts in 5 bytes (from 2000-01-01, or 17 years before its
- * first value if that is earlier) and widens to 8 at the first value outside that span or not whole. Exact in every form; at 10M
- * rows a column in 2 bytes is 20 MB less than in 4.
+ * column of instants (epoch milliseconds) starts in 5 bytes (from 2000-01-01, or 17 years before
+ * its first value if that is earlier) and widens to 8 at the first value outside that span or not
+ * whole. Exact in every form; at 10M rows a column in 2 bytes is 20 MB less than in 4.
  */
 export class NumberColumn {
   /** The values as stored (the form's lowest whole number, or NaN, for NULL); unused while #offsets is set. */
