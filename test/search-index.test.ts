@@ -5,6 +5,7 @@ import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
 import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
 import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
+import { RangeIndex } from '../src/search/primitives/range-index.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
@@ -163,12 +164,12 @@ const quantile = (values: number[], share: number) => [...values].sort((a, b) =>
  * A walk reads the rows of its page (and one past it) from the bound on; a heap reads each match
  * once (`page` null: only the bounds are held).
  */
-function expectReadWithin(keys: number[], found: IndexPage, bounds: { min?: number; max?: number }, page: PageArgs | null, context: string) {
+function expectReadWithin(keys: number[], found: IndexPage, bounds: { min?: number; max?: number }, page: PageArgs | null, context: string, rows = found.total!) {
   expect(keys.length, `rows read, the page's own at least: ${context}`).toBeGreaterThanOrEqual(found.ids.length);
   const outside = keys.filter((key) => (bounds.max !== undefined && key > bounds.max) || (bounds.min !== undefined && key < bounds.min));
   expect(outside.length, `rows read outside the bounds: ${context}`).toBeLessThanOrEqual(1);
   if (page) expect(keys.length, `rows read: ${context}`).toBeLessThanOrEqual((page.offset ?? 0) + (page.first ?? page.last ?? 20) + 2);
-  else expect(keys.length, `rows read, each match at most once: ${context}`).toBeLessThanOrEqual(found.total! + 1);
+  else expect(keys.length, `rows read, each match (or each row within the bounds) at most once: ${context}`).toBeLessThanOrEqual(rows + 1);
 }
 
 describe('a creator search bounded on its sort key', () => {
@@ -216,13 +217,20 @@ describe('a creator search bounded on its sort key', () => {
   });
 
   // With one platform in the index, a filter that only bounds the order's key is counted on the
-  // order itself (binary searches less the changed slots), without a bitset: the totals must agree.
+  // order itself (binary searches less the changed slots), without a bitset. Otherwise, and with
+  // other conditions beside the bound, their matches are counted within the bound one of three
+  // ways (src/search/tables/own-key.ts: the order's run inside the bound, its runs outside it, the
+  // range index's passes): each way, and the cheapest chosen, must give the same totals.
   it.each([
     ['another platform in the index beside it', false],
     ['one platform in the index: totals counted on the order', true],
   ])('still reads only within the bound once rows changed since the order was sorted, %s', async (_label, onePlatform) => {
-    const counted = vi.spyOn(SortOrder.prototype, 'countKeyRange');
-    onTestFinished(() => counted.mockRestore());
+    const byBits = [
+      vi.spyOn(SortOrder.prototype, 'countKeyRangeIn'),
+      vi.spyOn(SortOrder.prototype, 'countKeyOutsideIn'),
+      vi.spyOn(RangeIndex.prototype, 'countWithin'),
+    ] as const;
+    onTestFinished(() => byBits.forEach((spy) => spy.mockRestore()));
     const held = rows.filter((row) => row.platform === 'twitter');
     // The other platform's rows share the orders, so a total on the order would count them too.
     const others = onePlatform ? [] : held.slice(0, 300).map((row) => ({ ...row, platform: 'tiktok' }));
@@ -250,28 +258,47 @@ describe('a creator search bounded on its sort key', () => {
     // A bound few rows pass: a segment that small is sorted on the spot, which must not take every row.
     const f1 = quantile(held.map((row) => row.followerCount), 0.01);
     const few = { sort: 'FOLLOWER_COUNT' as const, filter: { followerCountMax: f1 }, bounds: { max: f1 } as { min?: number; max: number } };
-    for (const { sort, filter, bounds } of [...cases(), few]) {
+    // The commonest country, and a rarer one, beside the bound: the other conditions' bits.
+    const perCountry = new Map<string, number>();
+    for (const row of twitter) perCountry.set(row.country, (perCountry.get(row.country) ?? 0) + 1);
+    const byCountry = [...perCountry.keys()].sort((a, b) => perCountry.get(b)! - perCountry.get(a)!);
+    const withCountry = cases()
+      .filter(({ sort }) => sort !== 'RELEVANCE')
+      .flatMap((bounded, i) => [byCountry[0], byCountry[3 + i]].map((country) => ({ ...bounded, filter: { ...bounded.filter, locations: [country] } })));
+    for (const { sort, filter, bounds } of [...cases(), few, ...withCountry]) {
       if (sort === 'RELEVANCE') continue;
+      const country = 'locations' in filter ? filter.locations[0] : null;
       const keyOf = (row: CreatorIndexRow) => (sort === 'ENGAGEMENT_RATE' ? row.avgEngagementRate : row.followerCount);
       // The order SQL gives: key descending, then the id descending bytewise.
       const expected = twitter
-        .filter((row) => keyOf(row) <= bounds.max && !('min' in bounds && keyOf(row) < (bounds.min as number)))
+        .filter((row) => keyOf(row) <= bounds.max && !('min' in bounds && keyOf(row) < (bounds.min as number)) && (country === null || row.country === country))
         .sort((a, b) => keyOf(b) - keyOf(a) || Buffer.compare(Buffer.from(b.userId), Buffer.from(a.userId)))
         .map((row) => row.userId);
       const search = await searchOf(filter as CreatorFilter, sort);
+      const othersWithin = others.filter((row) => keyOf(row) <= bounds.max && !('min' in bounds && keyOf(row) < (bounds.min as number)));
       for (const page of pages) {
-        const { probe, keys } = watch();
-        const context = JSON.stringify({ filter, sort, page });
-        const found = index.search(search, page, { ...tuning, ...probe });
-        expect(found.total, context).toBe(expected.length);
-        const offset = page.offset ?? 0;
-        expect(found.ids, context).toEqual(page.last ? expected.slice(-page.last) : expected.slice(offset, offset + page.first!));
-        // Another platform's rows in the order are read and passed over.
-        expectReadWithin(keys, found, bounds, onePlatform ? page : null, context);
+        for (const boundCount of [undefined, 'inside', 'outside', 'pass'] as const) {
+          byBits.forEach((spy) => spy.mockClear());
+          const { probe, keys } = watch();
+          const context = JSON.stringify({ filter, sort, page, boundCount });
+          const found = index.search(search, page, { ...tuning, ...probe, boundCount });
+          expect(found.total, context).toBe(expected.length);
+          const offset = page.offset ?? 0;
+          expect(found.ids, context).toEqual(page.last ? expected.slice(-page.last) : expected.slice(offset, offset + page.first!));
+          // Another platform's rows in the order are read and passed over; beside a country, rows
+          // of other countries within the bound too, or the country's rows, by a heap, wherever they are.
+          if (country === null) expectReadWithin(keys, found, bounds, onePlatform ? page : null, context, expected.length + othersWithin.length);
+          // The bound alone on one platform: two binary searches, no bit tested. Otherwise the way asked.
+          const [inside, outside, pass] = byBits.map((spy) => spy.mock.calls.length);
+          if (onePlatform && country === null) expect([inside, outside, pass], context).toEqual([0, 0, 0]);
+          else if (boundCount !== undefined) {
+            // A pass may read an edge bucket from the order's run (countKeyRangeIn) itself.
+            expect({ inside: inside > 0, outside: outside > 0, pass: pass > 0 }[boundCount], context).toBe(true);
+            expect([boundCount === 'outside' ? 0 : outside, boundCount === 'pass' ? 0 : pass], context).toEqual([0, 0]);
+          }
+        }
       }
     }
-    if (onePlatform) expect(counted).toHaveBeenCalled();
-    else expect(counted).not.toHaveBeenCalled();
   });
 });
 
@@ -376,7 +403,11 @@ describe('the in-memory video index', () => {
     const day = (t: number) => new Date(t).toISOString().slice(0, 10);
     const times = videoRows.map((video) => video.createAt);
     const [t20, t50, t60] = [0.2, 0.5, 0.6].map((share) => quantile(times, share));
-    for (const filter of [{ createAtEnd: day(t50) }, { createAtStart: day(t20), createAtEnd: day(t60) }] as VideoFilter[]) {
+    const perCategory = new Map<number, number>();
+    for (const video of videoRows) perCategory.set(video.categoryId, (perCategory.get(video.categoryId) ?? 0) + 1);
+    const common = [...perCategory.keys()].sort((a, b) => perCategory.get(b)! - perCategory.get(a)!)[0];
+    const filters: VideoFilter[] = [{ createAtEnd: day(t50) }, { createAtStart: day(t20), createAtEnd: day(t60) }];
+    for (const filter of filters) {
       // The end day is inclusive: through its last millisecond.
       const bounds = { min: filter.createAtStart ? Date.parse(filter.createAtStart) : undefined, max: Date.parse(filter.createAtEnd!) + 86_400_000 - 1 };
       for (const page of [{ first: 20 }, { first: 10, offset: 30 }, { last: 15 }] as PageArgs[]) {
@@ -385,6 +416,12 @@ describe('the in-memory video index', () => {
         const found = await compareVideos({ filter, sort: 'NEWEST' }, page, 'bounded on the date', probe);
         expect(found.total, context).toBeGreaterThan(100);
         expectReadWithin(keys, found, bounds, page, context);
+        // A category beside the dates: the filter's bitset, its page still read within the dates.
+        const watched = watch();
+        const inCategory = await compareVideos({ filter: { ...filter, categorys: [common] }, sort: 'NEWEST' }, page, 'bounded on the date, one category', watched.probe);
+        expect(inCategory.total, context).toBeGreaterThan(20);
+        const outside = watched.keys.filter((key) => key > bounds.max || (bounds.min !== undefined && key < bounds.min));
+        expect(outside.length, `rows read outside the dates: ${context}`).toBeLessThanOrEqual(1);
       }
     }
   });

@@ -341,6 +341,18 @@ export class RangeIndex {
   }
 
   /**
+   * How many slots of `matches` (words [from, to), `count` of them) hold a value within `bounds`:
+   * those at or above the lower bound less those above the upper, two countAtLeast passes that
+   * change nothing (a search's total when its page needs no bitset of the bound).
+   */
+  countWithin(matches: Uint32Array, bounds: Bounds, from: number, to: number, count: number): number {
+    const atLeastMin = this.countAtLeast(matches, bounds.min ?? -Infinity, from, to, count);
+    if (bounds.max === undefined) return atLeastMin;
+    const aboveMax = bounds.maxExclusive ? bounds.max : this.integer ? Math.floor(bounds.max) + 1 : nextUp(bounds.max);
+    return Math.max(0, atLeastMin - this.countAtLeast(matches, aboveMax, from, to, count));
+  }
+
+  /**
    * Adds each match's histogram bucket to `counts` (bucket k: values in [thresholds[k-1],
    * thresholds[k]); NULL in none), reading a match's bucket code from the slices of its word (read
    * once a word, in order) and its value only when its bucket straddles a threshold: the values
@@ -479,4 +491,13 @@ export class RangeIndex {
       rows[i] = kept;
     }
   }
+}
+
+/** The least double above `value` (inclusive bounds on a column of decimals). */
+function nextUp(value: number): number {
+  if (Number.isNaN(value) || value === Infinity) return value;
+  if (value === 0) return Number.MIN_VALUE;
+  const bits = new BigInt64Array(new Float64Array([value]).buffer);
+  bits[0] += value > 0 ? 1n : -1n;
+  return new Float64Array(bits.buffer)[0];
 }

@@ -49,6 +49,12 @@ export class ResultCache {
     private readonly maxBytes = MAX_BYTES,
   ) {}
 
+  /** Whether a current match is kept for `key`: nothing is loaned, the entry keeps its place. */
+  has(key: string, version: number, words: number): boolean {
+    const entry = this.#entries.get(key);
+    return entry !== undefined && entry.version === version && (entry.bits === null || entry.bits.length === words);
+  }
+
   /** The cached match, or undefined; a sparse one's bitset is valid until the next get() or keep(). */
   get(key: string, version: number, words: number): Match | undefined {
     const entry = this.#entries.get(key);

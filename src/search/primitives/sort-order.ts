@@ -127,16 +127,17 @@ export class SortOrder {
 
   /**
    * Up to `take` slots of `bits` (which holds `count` rows) in order, after skipping `skip`, within
-   * the walk's bounds; in reverse order when walking backward (for `last`/`before`).
+   * the walk's bounds; in reverse order when walking backward (for `last`/`before`). `held`: the
+   * bits set, when they reach beyond the walk's bounds (`count` is then the rows within them).
    */
-  select(bits: Uint32Array, count: number, walk: Walk): number[] {
+  select(bits: Uint32Array, count: number, walk: Walk, held = count): number[] {
     const start = walk.from === null ? (walk.backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(walk.from, walk.backward);
     const end = walk.until === null ? (walk.backward ? -1 : this.#perm.length) : this.#snapshotStart(walk.until, walk.backward) + (walk.backward ? 1 : -1);
     const span = Math.max(0, walk.backward ? start - end : end - start);
-    // Rows visited walking: about (skip + take) per share of matches; the heap visits each match once.
-    const walkCost = ((walk.skip + walk.take) * span) / Math.max(count, 1);
+    // Rows visited walking: about (skip + take) per share of matches, at most the span; the heap visits each bit once.
+    const walkCost = Math.min(span, ((walk.skip + walk.take) * span) / Math.max(count, 1));
     const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
-    if (walk.strategy === 'walk' || (walk.strategy === undefined && walkCost <= count)) return this.#walk(walk, accept);
+    if (walk.strategy === 'walk' || (walk.strategy === undefined && walkCost <= held)) return this.#walk(walk, accept);
     return this.#best(bits, count, walk);
   }
 
@@ -196,20 +197,48 @@ export class SortOrder {
    * counts its bucket's matches this way rather than reading each match's value at random.
    */
   countKeyRangeIn(bits: Uint32Array, from: number, to: number, toExclusive: boolean): number {
-    const perm = this.#perm;
-    const dirty = this.#dirty;
     const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
     const end = this.#firstAfter((key) => key >= from);
+    return this.#countRunIn(bits, start, end) + this.#countChangedIn(bits, from, to, toExclusive, true);
+  }
+
+  /**
+   * The same for the keys outside [from, to]: the two runs beyond it, read in order. A count within
+   * a wide range is the matches less this, when fewer rows lie outside the range than inside.
+   */
+  countKeyOutsideIn(bits: Uint32Array, from: number, to: number, toExclusive: boolean): number {
+    const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
+    const end = this.#firstAfter((key) => key >= from);
+    return this.#countRunIn(bits, 0, start) + this.#countRunIn(bits, end, this.#perm.length) + this.#countChangedIn(bits, from, to, toExclusive, false);
+  }
+
+  /** The unchanged slots of snapshot indexes [start, end) set in `bits`. */
+  #countRunIn(bits: Uint32Array, start: number, end: number): number {
+    const perm = this.#perm;
     let count = 0;
+    if (this.#dirtyList.length === 0) {
+      for (let i = start; i < end; i++) {
+        const slot = perm[i];
+        count += (bits[slot >>> 5] >>> (slot & 31)) & 1;
+      }
+      return count;
+    }
+    const dirty = this.#dirty;
     for (let i = start; i < end; i++) {
       const slot = perm[i];
       if ((bits[slot >>> 5] & (1 << (slot & 31))) !== 0 && !dirty.has(slot)) count++;
     }
+    return count;
+  }
+
+  /** The alive changed slots set in `bits` whose current key is within [from, to] (`inside`) or outside it. */
+  #countChangedIn(bits: Uint32Array, from: number, to: number, toExclusive: boolean, inside: boolean): number {
     const alive = this.table.alive;
+    let count = 0;
     for (const slot of this.#dirtyList) {
-      if ((bits[slot >>> 5] & (1 << (slot & 31))) === 0) continue;
+      if ((bits[slot >>> 5] & (1 << (slot & 31))) === 0 || !alive.has(slot)) continue;
       const key = this.keyOf(slot);
-      if (key >= from && (toExclusive ? key < to : key <= to) && alive.has(slot)) count++;
+      if ((key >= from && (toExclusive ? key < to : key <= to)) === inside) count++;
     }
     return count;
   }

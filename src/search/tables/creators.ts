@@ -18,6 +18,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
+import { type BoundedMatch, BoundedCounts } from './own-key.js';
 import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
@@ -68,6 +69,7 @@ export class CreatorIndex {
   readonly #engagement = new SortOrder(this.table, (slot) => this.#numeric.avg_engagement_rate.range.values.get(slot));
   readonly #pool = new BitsetPool();
   readonly #cache = new ResultCache(this.#pool);
+  readonly #boundedCounts = new BoundedCounts();
   #loaded = false;
 
   constructor() {
@@ -173,16 +175,16 @@ export class CreatorIndex {
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
   search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
-    const bounded = this.#boundOnOrderOnly(search);
+    const bounded = this.#boundedByOwnKey(search, probe);
     const { bits, count } = bounded ?? this.#match(search);
-    // Every row of such bits within the bound matches: only a walk from the bound reads no other.
-    if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
+    // Every row within the bound matches (the bound alone): only a walk from the bound reads no other.
+    if (bounded?.everyRowWithin) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
     const sort = creatorOrders[search.sort];
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
       cursor == null ? null : this.#position(search, decodeCursor(sort, cursor, field));
     const after = decode(page.after, 'after');
     const before = decode(page.before, 'before');
-    const segments = this.#segments(search, bits, count);
+    const segments = this.#segments(search, bits, count, bounded?.held);
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
@@ -222,26 +224,43 @@ export class CreatorIndex {
   }
 
   /**
-   * A filter that only bounds the order's own key (a follower maximum under the follower order) is
-   * counted on the order, two binary searches, and its page walked from the bound over the
-   * platform's rows: the filter's bitset, most of such a search, is not computed. Null otherwise.
+   * A filter that bounds the order's own key (a follower maximum under the follower order): the
+   * bits of its other conditions, the count of those within the bound, and how many rows the bits
+   * hold (`held`); the page is walked from the bound (src/search/tables/own-key.ts). With no other
+   * condition, the bits are the platform's rows and the count two binary searches in the order.
+   * Null when the filter does not bound the key, or when its whole match is cached anyway.
    */
-  #boundOnOrderOnly(search: CreatorSearch): Match | null {
+  #boundedByOwnKey(search: CreatorSearch, probe?: SearchProbe): BoundedMatch | null {
     const own = search.sort === 'FOLLOWER_COUNT' ? creatorNumericBounds[0] : search.sort === 'ENGAGEMENT_RATE' ? creatorNumericBounds[1] : null;
-    // The order holds every platform's rows: only with one platform are they all the search's.
-    if (own === null || search.categoryIds != null || this.#platforms.length !== 1 || this.#platforms[0] !== search.platform) return null;
+    if (own === null) return null;
     const [minKey, maxKey, column] = own;
-    for (const [name, value] of Object.entries(search.filter)) if (value != null && name !== minKey && name !== maxKey) return null;
-    const bits = this.#platform.bitmap(search.platform, this.table.words);
-    if (bits === null) return null;
-    const bounds = inclusiveBounds(this.#numeric[column].unit, search.filter[minKey], search.filter[maxKey]);
+    const { range, unit } = this.#numeric[column];
+    const bounds = inclusiveBounds(unit, minKey ? search.filter[minKey] : null, search.filter[maxKey]);
+    if (bounds.min === undefined && bounds.max === undefined) return null;
     const order = search.sort === 'FOLLOWER_COUNT' ? this.#followers : this.#engagement;
-    return { bits, count: order.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true) };
+    const others = Object.fromEntries(Object.entries(search.filter).filter(([name, value]) => value != null && name !== minKey && name !== maxKey));
+    // The order holds every platform's rows: only with one platform are they all the search's.
+    if (Object.keys(others).length === 0 && search.categoryIds == null && this.#platforms.length === 1 && this.#platforms[0] === search.platform) {
+      const bits = this.#platform.bitmap(search.platform, this.table.words);
+      if (bits !== null) {
+        const count = order.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true);
+        return { bits, held: this.table.aliveCount, count, everyRowWithin: true };
+      }
+    }
+    const key = this.#matchKey(search);
+    if (this.#cache.has(key, this.table.version, this.table.words)) return null;
+    const match = this.#match({ ...search, filter: others });
+    const count = this.#boundedCounts.count(key, this.table.version, order, range, match, bounds, this.table.aliveCount, probe?.boundCount);
+    return { bits: match.bits, held: match.count, count, everyRowWithin: false };
+  }
+
+  #matchKey(search: CreatorSearch): string {
+    return JSON.stringify([search.platform, search.filter, search.categoryIds]);
   }
 
   /** The rows matching the filter (cached per filter until the next change). */
   #match(search: CreatorSearch): Match {
-    const key = JSON.stringify([search.platform, search.filter, search.categoryIds]);
+    const key = this.#matchKey(search);
     const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
     const { filter } = search;
@@ -266,13 +285,13 @@ export class CreatorIndex {
    * The order as segments: one for followers or engagement; for relevance one per tier (exact
    * username 3, username prefix 2, full-name prefix 1, any other match 0), each by followers.
    */
-  #segments(search: CreatorSearch, bits: Uint32Array, count: number): Segment[] {
+  #segments(search: CreatorSearch, bits: Uint32Array, count: number, held?: number): Segment[] {
     const { filter } = search;
     const followers = keyRangeOf(inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
-    if (search.sort === 'FOLLOWER_COUNT') return [{ rank: 0, bits, count, order: this.#followers, keyRange: followers }];
+    if (search.sort === 'FOLLOWER_COUNT') return [{ rank: 0, bits, count, held, order: this.#followers, keyRange: followers }];
     if (search.sort === 'ENGAGEMENT_RATE') {
       const engagement = keyRangeOf(inclusiveBounds('cents', filter.avgEngagementRateMin, filter.avgEngagementRateMax));
-      return [{ rank: 0, bits, count, order: this.#engagement, keyRange: engagement }];
+      return [{ rank: 0, bits, count, held, order: this.#engagement, keyRange: engagement }];
     }
     const query = (search.filter.query ?? '').toLowerCase();
     const words = this.table.words;

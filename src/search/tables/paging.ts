@@ -1,6 +1,7 @@
 import { bitsOf } from '../primitives/bitset.js';
 import type { Bounds } from '../primitives/range-index.js';
 import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
+import type { BoundCount } from './own-key.js';
 
 // Connection pages over the index, with the SQL path's exact semantics (src/store/paging.ts):
 // first/after forward, last/before backward (rows re-reversed), an offset window, one extra row to
@@ -12,8 +13,14 @@ export interface Segment {
   rank: number;
   /** The segment's matching rows. */
   bits: Uint32Array;
-  /** How many bits are set. */
+  /** How many of the segment's rows match (within the key range, when `held` says the bits reach beyond it). */
   count: number;
+  /**
+   * How many bits are set, when more than `count`: the bits then hold rows beyond the key range
+   * (a search bounded on its order's key keeps one bitset of its other conditions for every bound),
+   * which the walk from the bound never reads but a heap or a sort on the spot would.
+   */
+  held?: number;
   order: SortOrder;
   /**
    * Where matches can be at all when the filter bounds the order's own key (followers for the
@@ -54,6 +61,8 @@ export interface SearchProbe {
   smallSegmentRows?: number;
   /** How a page reads its order: walking it testing bits, or ranking the matches (default: the cheaper). */
   strategy?: Walk['strategy'];
+  /** How the total of a search bounded on its order's key is counted (default: the cheapest; own-key.ts). */
+  boundCount?: BoundCount;
   /** Rows a page without its total tests before it makes the filter's bitset instead (default: a few thousand). */
   rowTestBudget?: number;
 }
@@ -148,7 +157,7 @@ function withinKeyRange(segment: Segment, walk: { from: Position | null; until: 
 function walkSegment(segment: Segment, walk: Walk, probe: SearchProbe): number[] {
   const { order, bits } = segment;
   if (segment.accept) return order.walkTesting(walk, segment.accept);
-  if (isSmallSegment(segment.count, probe)) {
+  if (isSmallSegment(segment.held ?? segment.count, probe)) {
     const direction = walk.backward ? -1 : 1;
     // > 0: the slot lies beyond the position in the walking direction.
     const beyond = (slot: number, position: Position) => order.comparePosition(slot, position) * direction;
@@ -159,5 +168,5 @@ function walkSegment(segment: Segment, walk: Walk, probe: SearchProbe): number[]
       .filter((slot) => (walk.from === null || beyond(slot, walk.from) > 0) && (walk.until === null || beyond(slot, walk.until) < 0));
     return slots.slice(walk.skip, walk.skip + walk.take);
   }
-  return order.select(bits, segment.count, walk);
+  return order.select(bits, segment.count, walk, segment.held);
 }
