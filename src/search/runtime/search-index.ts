@@ -105,7 +105,12 @@ export class SearchIndex {
   // The page and its facets in one call: both from the index as it is at this moment.
   creators(search: CreatorSearch, page: PageArgs, facets: readonly FacetRequest<CreatorFacet>[] = []): IndexPage | null {
     const index = this.#catchingUp ? null : this.#creators;
-    return index && withFacets(index.search(search, page), facets, () => index.facets(search, facets));
+    if (!index) return null;
+    // Facets first: they make the filter's whole match, which the page then takes from the cache
+    // (a bound on the sort key would otherwise count its other conditions apart, own-key.ts).
+    const counted = facets.length > 0 ? index.facets(search, facets) : null;
+    const found = index.search(search, page);
+    return counted ? { ...found, facets: counted } : found;
   }
 
   videos(search: VideoSearch, page: PageArgs, facets: readonly FacetRequest<VideoFacet>[] = [], needsTotal = true): IndexPage | null {

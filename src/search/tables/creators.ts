@@ -41,6 +41,9 @@ const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
   retweet_ratio: (row) => row.retweetRatio,
 };
 
+/** Filter fields that select rows by a value's bitmap (value indexes). */
+const VALUE_CONDITIONS = new Set(['locations', 'languages', 'gender', 'verified', 'hasEmail']);
+
 export class CreatorIndex {
   /** Each slot's platform, a code into #platforms: part of its key, so a dead slot keeps it. */
   #platformCodes = new Uint8Array(1024);
@@ -249,7 +252,14 @@ export class CreatorIndex {
     }
     const key = this.#matchKey(search);
     if (this.#cache.has(key, this.table.version, this.table.words)) return null;
-    const match = this.#match({ ...search, filter: others });
+    // Only where the other conditions' bits are cached, or are the platform's or one value's (a
+    // country): computed afresh for a mix of conditions, they cost the whole filter's bitset less
+    // one pass, and the count about that pass again (selective creators ran 20 % slower, 2026-11-26).
+    const rest: CreatorSearch = { ...search, filter: others };
+    const conditions = Object.keys(others).length + (search.categoryIds == null ? 0 : 1);
+    const oneValue = conditions <= 1 && Object.keys(others).every((name) => VALUE_CONDITIONS.has(name));
+    if (!oneValue && !this.#cache.has(this.#matchKey(rest), this.table.version, this.table.words)) return null;
+    const match = this.#match(rest);
     const count = this.#boundedCounts.count(key, this.table.version, order, range, match, bounds, this.table.aliveCount, probe?.boundCount);
     return { bits: match.bits, held: match.count, count, everyRowWithin: false };
   }

@@ -67,7 +67,9 @@ function countWithinKey(order: SortOrder, range: RangeIndex, match: Match, bound
   const window = range.wordWindow(bounds);
   const from = Math.max(matched.from, window.from);
   const to = Math.max(from, Math.min(matched.to, window.to));
-  const costs: Record<BoundCount, number> = { inside, outside: alive - inside, pass: (to - from) * ROWS_PER_WORD };
+  // A pass compares the words holding a match (at most one a match) and skips the empty ones.
+  const words = to - from;
+  const costs: Record<BoundCount, number> = { inside, outside: alive - inside, pass: Math.min(match.count, words) * ROWS_PER_WORD + words / 2 };
   const chosen = way ?? (Object.keys(costs) as BoundCount[]).reduce((best, next) => (costs[next] < costs[best] ? next : best));
   switch (chosen) {
     case 'inside':
