@@ -58,6 +58,11 @@ export class SortOrder {
     private readonly keyOf: (slot: number) => number,
   ) {}
 
+  /** Slots changed since the last sort (each walk or count tests every row it reads against them). */
+  get changedCount(): number {
+    return this.#dirtyList.length;
+  }
+
   /** Whether rebuild() has run: until then the order holds no row. */
   get built(): boolean {
     return this.#built;
