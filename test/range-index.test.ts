@@ -90,6 +90,15 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60): void
     f.index.selectInto(rows, words, bounds, scratch, from);
     expect(bitsOf(rows).filter((slot) => slot >= from * 32), `${label}: ${JSON.stringify(bounds)} from word ${from}, density ${density}`).toEqual(expected);
 
+    // The same rows counted without a bitset of the bound (a search bounded on its order's key):
+    // an inclusive maximum on dates is above it by the next double, on counts by one.
+    const inBounds = new Uint32Array(words);
+    for (const slot of given) inBounds[slot >>> 5] |= 1 << (slot & 31);
+    const inside = given.filter((slot) => within(f.valueOf[slot], bounds)).length;
+    for (const count of [given.length, 0, Number.MAX_SAFE_INTEGER]) {
+      expect(f.index.countWithin(inBounds, bounds, 0, words, count), `${label}: within ${JSON.stringify(bounds)} (count ${count})`).toBe(inside);
+    }
+
     if (bounds.min !== undefined) {
       const matches = new Uint32Array(words);
       for (const slot of given) matches[slot >>> 5] |= 1 << (slot & 31);

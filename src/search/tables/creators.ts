@@ -257,8 +257,8 @@ export class CreatorIndex {
     // one pass, and the count about that pass again (selective creators ran 20 % slower, 2026-11-26).
     const rest: CreatorSearch = { ...search, filter: others };
     const conditions = Object.keys(others).length + (search.categoryIds == null ? 0 : 1);
-    const oneValue = conditions <= 1 && Object.keys(others).every((name) => VALUE_CONDITIONS.has(name));
-    if (!oneValue && !this.#cache.has(this.#matchKey(rest), this.table.version, this.table.words)) return null;
+    const platformOrOneValue = conditions <= 1 && Object.keys(others).every((name) => VALUE_CONDITIONS.has(name));
+    if (!platformOrOneValue && !this.#cache.has(this.#matchKey(rest), this.table.version, this.table.words)) return null;
     const match = this.#match(rest);
     const count = this.#boundedCounts.count(key, this.table.version, order, range, match, bounds, this.table.aliveCount, probe?.boundCount);
     return { bits: match.bits, held: match.count, count, everyRowWithin: false };

@@ -17,7 +17,6 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import type { BoundedMatch } from './own-key.js';
 import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
@@ -305,9 +304,9 @@ export class VideoIndex {
     const listed = inChannel !== null && search.sort === 'NEWEST' && isSmallSegment(inChannel.length, probe);
     const bounded = inChannel === null ? this.#boundOnOrderOnly(search) : null;
     const { bits, count } = bounded ?? (inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel));
-    // Every row within the bound matches (the bound alone): only a walk from the bound reads no other.
-    if (bounded?.everyRowWithin) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
-    const segments = this.#segments(search, bits, count, listed ? inChannel : undefined, bounded?.held);
+    // Every row of such bits within the bound matches: only a walk from the bound reads no other.
+    if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
+    const segments = this.#segments(search, bits, count, listed ? inChannel : undefined);
     const result = pageSegments(segments, window, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
@@ -423,12 +422,11 @@ export class VideoIndex {
    * and a date window narrows every word the filter touches (measured at ×10, 2026-11-26: the end
    * date workload 292 → 268 req/s the other way).
    */
-  #boundOnOrderOnly(search: VideoSearch): BoundedMatch | null {
+  #boundOnOrderOnly(search: VideoSearch): Match | null {
     if (search.sort !== 'NEWEST' || search.channelId != null) return null;
     for (const [name, value] of Object.entries(search.filter)) if (value != null && name !== 'createAtStart' && name !== 'createAtEnd') return null;
     const bounds = instantBounds(search.filter);
-    const count = this.#newest.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true);
-    return { bits: this.table.alive.words, held: this.table.aliveCount, count, everyRowWithin: true };
+    return { bits: this.table.alive.words, count: this.#newest.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true) };
   }
 
   #match(filter: VideoFilter): Match {
@@ -497,8 +495,8 @@ export class VideoIndex {
   }
 
   /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
-  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[], held?: number): Segment[] {
-    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, held, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
+  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[]): Segment[] {
+    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
     const query = (search.filter.query ?? '').toLowerCase();
     const words = this.table.words;
     const tiers = (['equals', 'prefix', 'contains'] as const).map((how) => {
