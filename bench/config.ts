@@ -43,6 +43,13 @@ const benchEnv = z.object({
   BENCH_POOL_SIZE: z.coerce.number().int().min(1).default(10),
   BENCH_RESULTS: z.string().default('bench/RESULTS.md'),
   /**
+   * A folder kept between runs for the service's index snapshots: when it holds one, the run starts
+   * the service from it and skips the build from PostgreSQL (ten minutes at ×10; its ready time
+   * and peak are then not measured); when empty, the build writes one there. Unset: a folder of
+   * the run's own, removed at the end. The service itself rejects a snapshot of another database.
+   */
+  BENCH_SNAPSHOT_DIR: z.string().min(1).optional(),
+  /**
    * Comma-separated systems to run, the service among them; all three when unset. `service` alone
    * measures the service without the others' hour of counting at ×10: no equivalence check (the
    * floor is the reference), no ratios, and a part of the results of its own.
@@ -86,6 +93,7 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
     workloads: e.BENCH_WORKLOADS ? e.BENCH_WORKLOADS.split(',').map((id) => id.trim()).filter(Boolean) : null,
     poolSize: e.BENCH_POOL_SIZE,
     resultsPath: e.BENCH_RESULTS,
+    snapshotDir: e.BENCH_SNAPSHOT_DIR ?? null,
     /** In SYSTEM_NAMES order, whatever order they were given in. */
     systems: SYSTEM_NAMES.filter((name) => e.BENCH_SYSTEMS.includes(name)),
   };

@@ -236,10 +236,14 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- ${facts.systems.map((name) => SYSTEM_DESCRIPTION[name]).join(';\n  ')}.`,
     `- Equivalence check before timing: ${facts.checked}.`,
     `- Seed: ${facts.seedSeconds === null ? 'seeded by an earlier run' : `${seconds(facts.seedSeconds)} (this run)`}.`,
-    `- The service: ready (\`/readyz\` 200, search index loaded) ${seconds(s.readyFromDatabaseSeconds)} after start without a snapshot ` +
-      `(built from PostgreSQL; that process's peak RSS ${mebibytes(s.buildPeakRssMb)}), then restarted: ready ${seconds(s.readyFromSnapshotSeconds)} ` +
-      `after start from the ${mebibytes(s.snapshotMb)} snapshot the build wrote. The restarted process is the one measured; its peak RSS over ` +
-      `the whole run ${mebibytes(s.peakRssMb)} (VmHWM).`,
+    s.readyFromDatabaseSeconds === null && s.buildPeakRssMb === null
+      ? `- The service: started from the ${mebibytes(s.snapshotMb)} index snapshot an earlier run kept (\`BENCH_SNAPSHOT_DIR\`), ready ` +
+        `(\`/readyz\` 200, search index loaded) ${seconds(s.readyFromSnapshotSeconds)} after start; no build from PostgreSQL this run. ` +
+        `Its peak RSS over the whole run ${mebibytes(s.peakRssMb)} (VmHWM).`
+      : `- The service: ready (\`/readyz\` 200, search index loaded) ${seconds(s.readyFromDatabaseSeconds)} after start without a snapshot ` +
+        `(built from PostgreSQL; that process's peak RSS ${mebibytes(s.buildPeakRssMb)}), then restarted: ready ${seconds(s.readyFromSnapshotSeconds)} ` +
+        `after start from the ${mebibytes(s.snapshotMb)} snapshot the build wrote. The restarted process is the one measured; its peak RSS over ` +
+        `the whole run ${mebibytes(s.peakRssMb)} (VmHWM).`,
     '',
     '### Workloads',
     '',

@@ -1,7 +1,7 @@
 // npm run bench: the service against PostGraphile v4 and a raw-SQL floor, over HTTP, on the same
 // seeded PostgreSQL database, in one run. Progress on stderr; the results table on stdout and in
 // bench/RESULTS.md. Settings: bench/config.ts (BENCH_* variables).
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkSessions, type CheckOutcome, type Target } from './check.js';
@@ -51,10 +51,18 @@ async function main(): Promise<number> {
   const names = config.systems;
   const serviceAlone = names.length === 1;
 
-  log(`starting ${names.join(', ')} (the service's index built from PostgreSQL: no snapshot yet)`);
-  // The service's index snapshots go to a folder of this run's own: the first start builds the
-  // index from the database and writes one, the second starts from it and is the one measured.
-  const snapshotDir = mkdtempSync(join(tmpdir(), 'cds-bench-snapshots-'));
+  // The service's index snapshots go to a folder of this run's own (or BENCH_SNAPSHOT_DIR): the
+  // first start builds the index from the database and writes one, the second starts from it and
+  // is the one measured. A kept folder that already holds a snapshot skips the first start.
+  const keptDir = config.snapshotDir === null ? null : resolve(config.snapshotDir);
+  if (keptDir !== null) mkdirSync(keptDir, { recursive: true });
+  const snapshotDir = keptDir ?? mkdtempSync(join(tmpdir(), 'cds-bench-snapshots-'));
+  const reuseSnapshot = findSnapshot(snapshotDir) !== null;
+  log(
+    reuseSnapshot
+      ? `starting ${names.join(', ')} (the service from the snapshot in ${snapshotDir}: no build from PostgreSQL measured)`
+      : `starting ${names.join(', ')} (the service's index built from PostgreSQL: no snapshot yet)`,
+  );
   const readyWithinMs = 10 * 60_000 * config.scaleFactor;
   const running: RunningSystem[] = [];
   const https: HttpClient[] = [];
@@ -78,13 +86,18 @@ async function main(): Promise<number> {
     const started = await Promise.allSettled(names.map((name) => starters[name]()));
     for (const outcome of started) if (outcome.status === 'fulfilled') running.push(outcome.value);
     for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-    const built = running.find((system) => system.name === 'service')!;
+    let built: RunningSystem | null = null;
+    let buildPeakRssMb: number | null = null;
+    if (!reuseSnapshot) {
+      built = running.find((system) => system.name === 'service')!;
+      await snapshotWritten(snapshotDir, readyWithinMs);
+      buildPeakRssMb = peakRssMb(built.pid);
+      await built.stop();
+      running.splice(running.indexOf(built), 1);
+      log('restarting the service from its snapshot');
+      running.push(await startService(urlOf('service'), snapshotDir, readyWithinMs));
+    }
     const snapshot = await snapshotWritten(snapshotDir, readyWithinMs);
-    const buildPeakRssMb = peakRssMb(built.pid);
-    await built.stop();
-    running.splice(running.indexOf(built), 1);
-    log('restarting the service from its snapshot');
-    running.push(await startService(urlOf('service'), snapshotDir, readyWithinMs));
     const key = await createServiceKey(config.databaseUrl);
     const clients: Record<SystemName, () => SystemClient> = {
       service: () => serviceClient(key),
@@ -162,7 +175,7 @@ async function main(): Promise<number> {
         systems: names,
         seedSeconds,
         service: {
-          readyFromDatabaseSeconds: built.readySeconds ?? null,
+          readyFromDatabaseSeconds: built?.readySeconds ?? null,
           readyFromSnapshotSeconds: systems.service.readySeconds ?? null,
           snapshotMb: Math.round(snapshot.bytes / 1_048_576),
           buildPeakRssMb,
@@ -177,16 +190,22 @@ async function main(): Promise<number> {
     for (const http of https) http.close();
     await Promise.all(running.map((s) => s.stop()));
     await Promise.all(relays.map((relay) => relay.close()));
-    rmSync(snapshotDir, { recursive: true, force: true });
+    if (keptDir === null) rmSync(snapshotDir, { recursive: true, force: true });
   }
+}
+
+/** The snapshot file in `dir`, if any. */
+function findSnapshot(dir: string): { path: string; bytes: number } | null {
+  const file = readdirSync(dir).find((name) => name.endsWith('.snapshot'));
+  return file ? { path: join(dir, file), bytes: statSync(join(dir, file)).size } : null;
 }
 
 /** The snapshot file the service writes once its index is built (ready may come a moment before). */
 async function snapshotWritten(dir: string, withinMs: number): Promise<{ path: string; bytes: number }> {
   const started = performance.now();
   for (;;) {
-    const file = readdirSync(dir).find((name) => name.endsWith('.snapshot'));
-    if (file) return { path: join(dir, file), bytes: statSync(join(dir, file)).size };
+    const found = findSnapshot(dir);
+    if (found) return found;
     if (performance.now() - started > withinMs) throw new Error(`the service wrote no index snapshot in ${dir}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
