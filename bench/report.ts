@@ -181,7 +181,9 @@ export interface RunFacts {
 }
 
 const SYSTEM_DESCRIPTION: Record<SystemName, string> = {
-  service: 'service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key',
+  service: `service: \`creator-data serve\` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one \`pro\` key${
+    Number(process.env.SEARCH_PARTITIONS || 1) > 1 ? `, the search index in ${process.env.SEARCH_PARTITIONS} partitions (\`SEARCH_PARTITIONS\`)` : ''
+  }`,
   postgraphile: 'PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http',
   floor: 'floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send',
 };

@@ -194,14 +194,17 @@ async function main(): Promise<number> {
   }
 }
 
-/** The snapshot file in `dir`, if any. */
-function findSnapshot(dir: string): { path: string; bytes: number } | null {
-  const file = readdirSync(dir).find((name) => name.endsWith('.snapshot'));
-  return file ? { path: join(dir, file), bytes: statSync(join(dir, file)).size } : null;
+/** The service's index partitions (SEARCH_PARTITIONS passes through to it): one snapshot file each. */
+const partitions = Number(process.env.SEARCH_PARTITIONS || 1);
+
+/** The snapshot files in `dir`, all of them (one per partition), or null. */
+function findSnapshot(dir: string): { bytes: number } | null {
+  const files = readdirSync(dir).filter((name) => name.endsWith('.snapshot'));
+  return files.length < partitions ? null : { bytes: files.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0) };
 }
 
-/** The snapshot file the service writes once its index is built (ready may come a moment before). */
-async function snapshotWritten(dir: string, withinMs: number): Promise<{ path: string; bytes: number }> {
+/** The snapshot files the service writes once its index is built (ready may come a moment before). */
+async function snapshotWritten(dir: string, withinMs: number): Promise<{ bytes: number }> {
   const started = performance.now();
   for (;;) {
     const found = findSnapshot(dir);

@@ -102,7 +102,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   // The index loads and follows the change feed where searches read: the replica, if there is one.
   const snapshots = config.searchSnapshotDir === undefined ? undefined : { dir: config.searchSnapshotDir, everyMs: config.searchSnapshotEveryMs };
   const search = config.searchIndex
-    ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread, rowCacheRows: config.rowCacheRows, snapshots })
+    ? createSearch({ store, log, pollMs: config.searchPollMs, thread: config.searchThread, partitions: config.searchPartitions, rowCacheRows: config.rowCacheRows, snapshots })
     : null;
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});

@@ -32,6 +32,12 @@ export interface Config {
   /** On PostgreSQL, the index runs in a worker thread of its own (SEARCH_THREAD=off: in the pipeline's thread). */
   searchThread: boolean;
   /**
+   * Threads the index is split over, each holding a share of the rows and searched side by side
+   * (SEARCH_PARTITIONS, 1–16; with SEARCH_THREAD on, over PostgreSQL): more than one pays off only
+   * when a search costs the index milliseconds, at millions of rows (docs/search-index.md).
+   */
+  searchPartitions: number;
+  /**
    * Where the search index is written to disk, to start from (SEARCH_SNAPSHOT_DIR; default
    * DATA_DIR/search-snapshots; off, or an in-memory DATA_DIR: never).
    */
@@ -85,6 +91,12 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   throw new Error(`${name} must be on or off`);
 }
 
+function partitions(value: string | undefined): number {
+  const count = integer('SEARCH_PARTITIONS', value, 1);
+  if (count < 1 || count > 16) throw new Error('SEARCH_PARTITIONS must be an integer from 1 to 16');
+  return count;
+}
+
 /** SEARCH_SNAPSHOT_DIR: a folder, or off; unset: beside the embedded store's files, unless those live in memory. */
 function snapshotDir(value: string | undefined, dataDir: string): string | undefined {
   const set = nonEmpty(value);
@@ -119,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
+    searchPartitions: partitions(env.SEARCH_PARTITIONS),
     searchSnapshotDir: snapshotDir(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data'),
     searchSnapshotEveryMs: integer('SEARCH_SNAPSHOT_EVERY_MS', env.SEARCH_SNAPSHOT_EVERY_MS, 10 * 60_000),
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),

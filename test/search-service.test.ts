@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runImport } from '../src/cli/import.js';
 import { seedDemo } from '../src/cli/seed.js';
 import { processCpuSeconds, threadCpuSeconds } from '../bench/load.js';
+import type { PartitionedSearch } from '../src/search/runtime/partitioned.js';
 import { SEARCH_THREAD_NAME, type SearchThread } from '../src/search/runtime/thread.js';
 import type { Search } from '../src/search/types.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
@@ -14,7 +15,8 @@ import { runCli } from './support/cli.js';
 // The index behind the real pipeline: REST and GraphQL answers are the SQL path's answers, and a
 // row written by an import, by another process or by the realtime write-through is found within
 // 5 seconds, with no manual step. On PostgreSQL all of it runs twice: the index in the
-// pipeline's thread, and in a worker thread of its own (as `serve` runs it there).
+// pipeline's thread, in a worker thread of its own (as `serve` runs it there), and split over
+// three threads (SEARCH_PARTITIONS), whose answers are merged.
 
 const quiet = { write: () => true } as unknown as NodeJS.WritableStream;
 async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
@@ -26,19 +28,25 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   throw new Error(`not visible within ${ms} ms`);
 }
 
-const modes = process.env.TEST_DATABASE_URL ? [{ thread: false }, { thread: true }] : [{ thread: false }];
+const modes = process.env.TEST_DATABASE_URL
+  ? [
+      { thread: false, partitions: 1 },
+      { thread: true, partitions: 1 },
+      { thread: true, partitions: 3 },
+    ]
+  : [{ thread: false, partitions: 1 }];
 
-describe.each(modes)('with the index in its own thread: $thread', ({ thread }) => {
+describe.each(modes)('with the index in its own thread: $thread, in $partitions partition(s)', ({ thread, partitions }) => {
   let app: TestApp;
   let index: Search;
   /** A key whose rate never gets in the way: each comparison asks twice. */
   let key: string;
 
   beforeAll(async () => {
-    app = await createTestApp({ searchIndex: true, searchPollMs: 200, searchThread: thread });
+    app = await createTestApp({ searchIndex: true, searchPollMs: 200, searchThread: thread, searchPartitions: partitions });
     await seedDemo(app.store.db, quiet);
     index = app.services.search!;
-    expect(index.constructor.name).toBe(thread ? 'SearchThread' : 'LocalSearch');
+    expect(index.constructor.name).toBe(partitions > 1 ? 'PartitionedSearch' : thread ? 'SearchThread' : 'LocalSearch');
     key = await app.newKey({ plan: 'pro', ratePerSecond: 100_000 });
     await index.refresh();
     expect(index.stats().creators).toBeGreaterThan(0);
@@ -346,7 +354,7 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
   if (thread && existsSync('/proc/thread-self')) describe('its thread', () => {
     it("is named, so the bench tells its CPU from the event loop's and V8's", () => {
       const names = readdirSync('/proc/self/task').map((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim());
-      expect(names.filter((name) => name === SEARCH_THREAD_NAME)).toHaveLength(1);
+      expect(names.filter((name) => name === SEARCH_THREAD_NAME)).toHaveLength(partitions);
       const spent = threadCpuSeconds(process.pid);
       // It loaded the index (seconds of work at any scale); this test's own thread ran the rest.
       expect(spent.search).toBeGreaterThan(0);
@@ -359,7 +367,8 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
   // Only where there is a thread (registered, not skipped, elsewhere: nothing to skip).
   if (thread) describe('when the search thread dies', () => {
     it('answers every search by SQL meanwhile, in flight ones too, and serves from a new thread within seconds', async () => {
-      const thread = index as SearchThread;
+      // Split over partitions, one of them dies: the others cannot answer alone.
+      const thread = (partitions > 1 ? (index as PartitionedSearch).parts[1] : index) as SearchThread;
       const body = { locations: ['US', 'GB'], sort_by: 'engagement_rate', page_size: 30 };
       const { fromIndex, fromSql } = await both('/api/v1/search/twitter/user', body);
       expect(fromIndex.body).toEqual(fromSql.body);
@@ -367,11 +376,12 @@ describe.each(modes)('with the index in its own thread: $thread', ({ thread }) =
       const inFlight = Array.from({ length: 8 }, () => app.rest('/api/v1/search/twitter/user', { body, key }));
       await thread.crash();
       expect(thread.ready).toBe(false);
+      expect(index.ready).toBe(false);
       for (const answer of await Promise.all(inFlight)) expect(answer.body).toEqual(fromSql.body);
       app.store.queries.length = 0;
       expect((await app.rest('/api/v1/search/twitter/user', { body, key })).body).toEqual(fromSql.body);
       expect(app.store.queries.some((statement) => /count\(/i.test(statement))).toBe(true);
-      const tookMs = await within(10_000, async () => thread.ready);
+      const tookMs = await within(10_000, async () => index.ready);
       expect(tookMs).toBeLessThan(10_000);
       app.store.queries.length = 0;
       expect((await app.rest('/api/v1/search/twitter/user', { body, key })).body).toEqual(fromSql.body);

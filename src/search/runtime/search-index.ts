@@ -18,6 +18,7 @@ import { VideoIndex } from '../tables/videos.js';
 import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
 import { type RowChanges, SearchRows } from '../row-cache.js';
 import { SnapshotRejected } from '../primitives/snapshot-io.js';
+import { type Partition, WHOLE } from './partition.js';
 import { readSnapshot, type SnapshotSettings, snapshotPath, writeSnapshot } from './snapshots.js';
 
 // The search index of one server process: loaded at start from its snapshot file and caught up
@@ -40,6 +41,8 @@ export interface SearchIndexOptions {
   onRowsChanged?: (changes: RowChanges) => void;
   /** Where and how often the index is written to disk; unset: never (every start loads from the database). */
   snapshots?: SnapshotSettings;
+  /** The share of the rows this index holds (./partition.ts); unset: all of them. */
+  partition?: Partition;
 }
 
 export class SearchIndex {
@@ -62,9 +65,11 @@ export class SearchIndex {
   /** Feed reads and loads run one at a time. */
   #queue: Promise<void> = Promise.resolve();
   readonly #pollMs: number;
+  readonly #partition: Partition;
 
   constructor(private readonly options: SearchIndexOptions) {
     this.#pollMs = options.pollMs ?? 500;
+    this.#partition = options.partition ?? WHOLE;
   }
 
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
@@ -173,9 +178,9 @@ export class SearchIndex {
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
         const position = await feedPosition(trx);
-        const creators = await loadCreators(trx);
-        const videos = await loadVideoIndex(trx);
-        const live = new LiveStreamIndex(await loadLiveStreamIndexRows(trx));
+        const creators = await loadCreators(trx, this.#partition);
+        const videos = await loadVideoIndex(trx, this.#partition);
+        const live = await this.#loadLiveStreams(trx);
         this.#creators = creators;
         this.#videos = videos;
         this.#live = live;
@@ -199,7 +204,7 @@ export class SearchIndex {
     let path = '';
     try {
       path = await this.#snapshotFile(settings.dir);
-      const snapshot = await readSnapshot(this.options.db, path);
+      const snapshot = await readSnapshot(this.options.db, path, this.#partition);
       if (!snapshot) {
         log.info('search index: no snapshot yet; loading from the database', { path });
         return false;
@@ -208,7 +213,7 @@ export class SearchIndex {
       this.options.onRowsChanged?.({ creators: 'all', videos: 'all', channels: 'all', liveStreams: true });
       this.#creators = snapshot.creators;
       this.#videos = snapshot.videos;
-      this.#live = new LiveStreamIndex(await loadLiveStreamIndexRows(this.options.db));
+      this.#live = await this.#loadLiveStreams(this.options.db);
       this.#position = snapshot.position;
       this.#snapshotAt = snapshot.position.lastId;
       this.#lastSnapshot = Date.now();
@@ -244,7 +249,7 @@ export class SearchIndex {
   }
 
   #snapshotFile(dir: string): Promise<string> {
-    this.#snapshotPath ??= snapshotPath(this.options.db, dir).catch((error: unknown) => {
+    this.#snapshotPath ??= snapshotPath(this.options.db, dir, this.#partition).catch((error: unknown) => {
       this.#snapshotPath = null;
       throw error;
     });
@@ -260,7 +265,7 @@ export class SearchIndex {
     this.#lastSnapshot = Date.now();
     try {
       const path = await this.#snapshotFile(settings.dir);
-      const bytes = await writeSnapshot(this.options.db, path, position, this.#creators, this.#videos);
+      const bytes = await writeSnapshot(this.options.db, path, position, this.#creators, this.#videos, this.#partition);
       if (bytes === null) {
         this.options.log.info('search index snapshot not written: the change feed has recorded no change yet', { why });
         return;
@@ -299,8 +304,11 @@ export class SearchIndex {
       videos: new Map(),
       live_streams: new Map(),
     };
+    const partition = this.#partition;
     for (const change of changes) {
       if (change.key === null) reload.add(change.entity);
+      // Another partition's creator or video is none of this index's business (channels are in every one).
+      else if ((change.entity === 'creators' || change.entity === 'videos') && !partition.holds(change.key)) continue;
       else keys[change.entity].set(`${change.platform ?? ''}\u0000${change.key}`, { platform: change.platform ?? '', key: change.key });
     }
     // Cached rows are forgotten before anything is read: a read that started earlier stores nothing.
@@ -313,7 +321,7 @@ export class SearchIndex {
     const db = this.options.db;
     if (reload.has('creators')) {
       this.#creators = null;
-      this.#creators = await loadCreators(db);
+      this.#creators = await loadCreators(db, partition);
     } else if (this.#creators && keys.creators.size > 0) {
       const creators = this.#creators;
       for (const batch of batches([...keys.creators.values()].map(({ platform, key }): CreatorKey => ({ platform, userId: key })))) {
@@ -325,7 +333,7 @@ export class SearchIndex {
     }
     if (reload.has('videos') || reload.has('channels')) {
       this.#videos = null;
-      this.#videos = await loadVideoIndex(db);
+      this.#videos = await loadVideoIndex(db, partition);
     } else if (this.#videos && (keys.channels.size > 0 || keys.videos.size > 0)) {
       const videos = this.#videos;
       // Channels first: a new video may belong to a new channel.
@@ -339,8 +347,12 @@ export class SearchIndex {
       }
     }
     if (reload.has('live_streams') || keys.live_streams.size > 0) {
-      this.#live = new LiveStreamIndex(await loadLiveStreamIndexRows(db));
+      this.#live = await this.#loadLiveStreams(db);
     }
+  }
+
+  async #loadLiveStreams(db: Kysely<Database>): Promise<LiveStreamIndex> {
+    return new LiveStreamIndex((await loadLiveStreamIndexRows(db)).filter((row) => this.#partition.holds(row.id)));
   }
 }
 
@@ -395,10 +407,10 @@ function withFacets(page: IndexPage, requests: readonly FacetRequest[], count: (
   return requests.length === 0 ? page : { ...page, facets: count() };
 }
 
-async function loadCreators(db: Kysely<Database>): Promise<CreatorIndex> {
+async function loadCreators(db: Kysely<Database>, partition: Partition): Promise<CreatorIndex> {
   const index = new CreatorIndex();
   for (let batch = await creatorIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
-    for (const row of batch) index.upsert(row);
+    for (const row of batch) if (partition.holds(row.userId)) index.upsert(row);
     const last = batch[batch.length - 1];
     batch = batch.length < LOAD_BATCH ? [] : await creatorIndexRows(db, { platform: last.platform, userId: last.userId }, LOAD_BATCH);
   }
@@ -407,7 +419,7 @@ async function loadCreators(db: Kysely<Database>): Promise<CreatorIndex> {
 }
 
 /** The video index as a server builds it (slots in date order), from one snapshot the caller holds. */
-export async function loadVideoIndex(db: Kysely<Database>): Promise<VideoIndex> {
+export async function loadVideoIndex(db: Kysely<Database>, partition: Partition = WHOLE): Promise<VideoIndex> {
   const index = new VideoIndex();
   for (let batch = await channelIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
     for (const row of batch) index.upsertChannel(row);
@@ -416,11 +428,11 @@ export async function loadVideoIndex(db: Kysely<Database>): Promise<VideoIndex> 
   // Slots in date order first (ids only, from the date index), then the rows in id order (a
   // sequential read of the table) into them.
   for (let ids = await videoIdsByDate(db, null, ID_BATCH); ids.length > 0; ) {
-    index.reserve(ids);
+    index.reserve(partition.count === 1 ? ids : ids.filter((id) => partition.holds(id)));
     ids = ids.length < ID_BATCH ? [] : await videoIdsByDate(db, ids[ids.length - 1], ID_BATCH);
   }
   for (let batch = await videoIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
-    for (const row of batch) index.upsert(row);
+    for (const row of batch) if (partition.holds(row.videoId)) index.upsert(row);
     batch = batch.length < LOAD_BATCH ? [] : await videoIndexRows(db, batch[batch.length - 1].videoId, LOAD_BATCH);
   }
   index.finishLoad();

@@ -8,6 +8,7 @@ import type { Database } from '../../store/database.js';
 import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { CreatorIndex } from '../tables/creators.js';
 import { VideoIndex } from '../tables/videos.js';
+import { type Partition, WHOLE } from './partition.js';
 
 // The index on disk, so that a restarted process is ready in seconds instead of rebuilding from
 // PostgreSQL (docs/operations.md, "Search index snapshots"). A snapshot holds the creator and
@@ -44,6 +45,8 @@ const snapshotMeta = z.object({
   /** The change at `position.lastId`, as the database held it. */
   fingerprint: z.object({ changedAt: z.string(), entity: z.string(), platform: z.string().nullable(), key: z.string().nullable() }),
   writtenAt: z.string(),
+  /** The partition it holds (./partition.ts); absent: the whole index. */
+  partition: z.object({ index: z.number().int(), count: z.number().int() }).optional(),
 });
 type SnapshotMeta = z.infer<typeof snapshotMeta>;
 
@@ -54,10 +57,14 @@ export interface LoadedSnapshot {
   bytes: number;
 }
 
-/** The snapshot file of the database `db` reads (named after it: databases of one server do not share a file). */
-export async function snapshotPath(db: Kysely<Database>, dir: string): Promise<string> {
+/**
+ * The snapshot file of the database `db` reads (named after it: databases of one server do not
+ * share a file), and of the partition: each partition's thread writes its own.
+ */
+export async function snapshotPath(db: Kysely<Database>, dir: string, partition: Partition = WHOLE): Promise<string> {
   const name = (await databaseName(db)).replace(/[^A-Za-z0-9_.-]/g, '_');
-  return join(dir, `search-index.${name}.snapshot`);
+  const part = partition.count === 1 ? '' : `.part${partition.index + 1}of${partition.count}`;
+  return join(dir, `search-index.${name}${part}.snapshot`);
 }
 
 /**
@@ -71,10 +78,16 @@ export async function writeSnapshot(
   position: FeedPosition,
   creators: CreatorIndex,
   videos: VideoIndex,
+  partition: Partition = WHOLE,
 ): Promise<number | null> {
   const fingerprint = position.lastId === '0' ? null : await changeFingerprint(db, position.lastId);
   if (!fingerprint) return null;
-  const meta: SnapshotMeta = { position, fingerprint, writtenAt: new Date().toISOString() };
+  const meta: SnapshotMeta = {
+    position,
+    fingerprint,
+    writtenAt: new Date().toISOString(),
+    ...(partition.count === 1 ? {} : { partition: { index: partition.index, count: partition.count } }),
+  };
   mkdirSync(join(path, '..'), { recursive: true });
   const temporary = `${path}.${process.pid}-${threadId}.partial`;
   const fd = openSync(temporary, 'w');
@@ -103,7 +116,7 @@ export async function writeSnapshot(
  * The indexes of the snapshot at `path`, checked whole and against the database; null when there
  * is none. Throws SnapshotRejected, with the reason, for a file that must not be used.
  */
-export async function readSnapshot(db: Kysely<Database>, path: string): Promise<LoadedSnapshot | null> {
+export async function readSnapshot(db: Kysely<Database>, path: string, partition: Partition = WHOLE): Promise<LoadedSnapshot | null> {
   if (!existsSync(path)) return null;
   let reader: SnapshotReader;
   try {
@@ -117,6 +130,10 @@ export async function readSnapshot(db: Kysely<Database>, path: string): Promise<
     const parsed = snapshotMeta.safeParse(reader.value<unknown>());
     if (!parsed.success) throw new SnapshotRejected('no position in the change feed');
     const meta = parsed.data;
+    const held = meta.partition ?? { index: 0, count: 1 };
+    if (held.index !== partition.index || held.count !== partition.count) {
+      throw new SnapshotRejected(`it holds partition ${held.index + 1} of ${held.count}, not ${partition.index + 1} of ${partition.count}`);
+    }
     // Checked before the bulk is read: a foreign or outdated snapshot costs one query, not a load.
     const current = await changeFingerprint(db, meta.position.lastId);
     if (!current) throw new SnapshotRejected('the change feed no longer holds its position (pruned past it, or another database)');

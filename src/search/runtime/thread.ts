@@ -10,6 +10,7 @@ import type { Logger } from '../../observability/log.js';
 import type { ReadConnection, Store } from '../../store/connect.js';
 import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
 import { type RowChanges, SearchRows } from '../row-cache.js';
+import { PartitionedSearch } from './partitioned.js';
 import { LocalSearch } from './search-index.js';
 import type { SnapshotSettings } from './snapshots.js';
 
@@ -27,6 +28,8 @@ export interface WorkerSettings {
   connection: ReadConnection;
   pollMs: number;
   snapshots?: SnapshotSettings;
+  /** The thread's share of the rows (./partition.ts): partition `index` of `count`; unset: all. */
+  partition?: { index: number; count: number };
 }
 
 type Table = 'creators' | 'videos' | 'liveStreams';
@@ -170,8 +173,8 @@ export class SearchThread implements Search {
   }
 
   #spawn(): void {
-    const { connection, pollMs, snapshots } = this.options;
-    const settings: WorkerSettings = { connection, pollMs, ...(snapshots ? { snapshots } : {}) };
+    const { connection, pollMs, snapshots, partition } = this.options;
+    const settings: WorkerSettings = { connection, pollMs, ...(snapshots ? { snapshots } : {}), ...(partition ? { partition } : {}) };
     const worker = startWorker(settings);
     // The index alone must not keep a finished process alive.
     worker.unref();
@@ -233,12 +236,30 @@ export class SearchThread implements Search {
 
 /**
  * The process's search index: in a thread of its own over PostgreSQL (unless `thread` is false),
- * in the pipeline's thread on the embedded store (its one connection lives in this thread).
+ * or in `partitions` threads each holding a share of the rows (./partitioned.ts); in the
+ * pipeline's thread on the embedded store (its one connection lives in this thread).
  */
-export function createSearch(options: { store: Store; log: Logger; pollMs: number; thread: boolean; rowCacheRows?: number; snapshots?: SnapshotSettings }): Search {
+export function createSearch(options: {
+  store: Store;
+  log: Logger;
+  pollMs: number;
+  thread: boolean;
+  partitions?: number;
+  rowCacheRows?: number;
+  snapshots?: SnapshotSettings;
+}): Search {
   const connection = options.store.readConnection;
   const rows: ServerRows = new SearchRows(options.rowCacheRows);
   const { pollMs, log, snapshots } = options;
-  if (options.thread && connection) return new SearchThread({ connection, pollMs, log, ...(snapshots ? { snapshots } : {}) }, rows);
+  const partitions = options.partitions ?? 1;
+  if (options.thread && connection) {
+    const thread = (partition?: { index: number; count: number }) =>
+      new SearchThread({ connection, pollMs, log, ...(snapshots ? { snapshots } : {}), ...(partition ? { partition } : {}) }, rows);
+    if (partitions === 1) return thread();
+    return new PartitionedSearch(
+      Array.from({ length: partitions }, (_, index) => thread({ index, count: partitions })),
+      rows,
+    );
+  }
   return new LocalSearch({ db: options.store.readDb, log, pollMs, snapshots }, rows);
 }

@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../observability/log.js';
 import type { IndexPage } from '../types.js';
 import { openStore, type ReadConnection } from '../../store/connect.js';
+import { partition } from './partition.js';
 import { SearchIndex } from './search-index.js';
 import { type FromWorker, SEARCH_THREAD_NAME, type ToWorker, type WorkerSettings } from './thread.js';
 
@@ -39,6 +40,7 @@ const index = new SearchIndex({
   log,
   pollMs: settings.pollMs,
   snapshots: settings.snapshots,
+  ...(settings.partition ? { partition: partition(settings.partition.index, settings.partition.count) } : {}),
   onRowsChanged: (changes) => post({ type: 'rows', changes }),
 });
 

@@ -1,0 +1,151 @@
+import { type CursorValue, decodeCursor, DEFAULT_FIRST, type PageArgs } from '../../domain/cursors.js';
+import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, type RangeCount, valueCounts, type CreatorFacet, type VideoFacet } from '../../domain/facets.js';
+import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
+import type { CreatorSearch } from '../../inputs/creators.js';
+import type { LiveStreamFilter } from '../../inputs/live-streams.js';
+import type { VideoSearch } from '../../inputs/videos.js';
+import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
+
+// The search index split into partitions (./partition.ts), each a Search of its own in a thread
+// of its own, behind the one Search the service sees. A search goes to every partition at once;
+// each answers the page as if it were the whole index but for the window widened to the offset
+// plus the page (a partition cannot know which of its rows the others push off the page), and the
+// answers merge: totals and facet counts add up, pages merge by the order's sort values (every
+// order descending on every key, the id last: src/domain/orders.ts), read from their cursors.
+
+export class PartitionedSearch implements Search {
+  constructor(
+    readonly parts: readonly Search[],
+    readonly rows: ServerRows,
+  ) {}
+
+  get ready(): boolean {
+    return this.parts.every((part) => part.ready);
+  }
+
+  async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
+    const window = widened(page);
+    const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets)));
+    return mergePages(creatorOrders[search.sort], page, answers);
+  }
+
+  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
+    const window = widened(page);
+    const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal)));
+    return mergePages(videoOrders[search.sort], page, answers);
+  }
+
+  async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
+    const window = widened(page);
+    const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets)));
+    if (answers.some((answer) => answer === null)) return null;
+    const order = videoOrders[search.sort];
+    return channelIds.map((_, i) => mergePages(order, page, answers.map((answer) => answer![i]))!);
+  }
+
+  async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
+    const window = widened(page);
+    const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets)));
+    return mergePages(liveStreamOrder, page, answers);
+  }
+
+  stats(): SearchIndexStats {
+    const all = this.parts.map((part) => part.stats());
+    const sum = (field: 'creators' | 'videos' | 'liveStreams') => (all.some((stats) => stats[field] === null) ? null : all.reduce((n, stats) => n + stats[field]!, 0));
+    const lags = all.map((stats) => stats.lagMs);
+    return {
+      creators: sum('creators'),
+      videos: sum('videos'),
+      // Every partition holds every channel.
+      channels: all[0].channels,
+      liveStreams: sum('liveStreams'),
+      lagMs: lags.some((lag) => lag === null) ? null : Math.max(...(lags as number[])),
+      loadedFrom: all.some((stats) => stats.loadedFrom === 'database') ? 'database' : all[0].loadedFrom,
+    };
+  }
+
+  async start(): Promise<void> {
+    await settle(this.parts.map((part) => part.start()));
+  }
+
+  async refresh(): Promise<void> {
+    await settle(this.parts.map((part) => part.refresh()));
+  }
+
+  async stop(): Promise<void> {
+    await settle(this.parts.map((part) => part.stop()));
+  }
+}
+
+/** Waits for every partition, then throws the first failure: none is left running unawaited. */
+async function settle(work: Promise<void>[]): Promise<void> {
+  const outcomes = await Promise.allSettled(work);
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+}
+
+/** Whether a window is read backward (last/before), as the index and the SQL path read it (src/search/tables/paging.ts). */
+const isBackward = (page: PageArgs) => page.last != null || (page.before != null && page.first == null);
+
+/** The window each partition answers: the offset and the page, from the same cursor, no offset. */
+function widened(page: PageArgs): PageArgs {
+  const offset = page.offset ?? 0;
+  if (isBackward(page)) return { ...page, last: offset + (page.last ?? DEFAULT_FIRST), offset: null };
+  return { ...page, first: offset + (page.first ?? DEFAULT_FIRST), offset: null };
+}
+
+/** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
+export function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
+  if (answers.some((answer) => answer === null)) return null;
+  const pages = answers as IndexPage[];
+  if (pages.length === 1) return pages[0];
+  const rows = pages
+    .flatMap((answer) => answer.ids.map((id, i) => ({ id, cursor: answer.cursors[i], values: decodeCursor(order, answer.cursors[i], 'cursor') })))
+    .sort((a, b) => compareDescending(order, a.values, b.values));
+  const offset = page.offset ?? 0;
+  const backward = isBackward(page);
+  const limit = (backward ? page.last : page.first) ?? DEFAULT_FIRST;
+  // Rows beyond the widened window in some partition, or more rows than the window in all of them.
+  const more = rows.length > offset + limit || pages.some((answer) => (backward ? answer.hasPreviousPage : answer.hasNextPage));
+  const end = backward ? Math.max(0, rows.length - offset) : Math.min(rows.length, offset + limit);
+  const start = backward ? Math.max(0, end - limit) : Math.min(rows.length, offset);
+  const kept = rows.slice(start, end);
+  const totals = pages.map((answer) => answer.total);
+  const merged: IndexPage = {
+    ids: kept.map((row) => row.id),
+    cursors: kept.map((row) => row.cursor),
+    hasNextPage: backward ? page.before != null : more,
+    hasPreviousPage: backward ? more : page.after != null || offset > 0,
+    total: totals.some((total) => total === null) ? null : totals.reduce((sum, total) => sum! + total!, 0),
+  };
+  if (pages[0].facets) merged.facets = pages[0].facets.map((_, i) => mergeFacet(pages.map((answer) => answer.facets![i])));
+  return merged;
+}
+
+/** One facet's counts from every partition: value counts added up (and ordered as one index orders them), histogram buckets added up. */
+function mergeFacet(answers: readonly FacetAnswer[]): FacetAnswer {
+  const ranges = answers.find((answer) => answer.length > 0 && 'min' in answer[0]) as RangeCount[] | undefined;
+  if (ranges) return ranges.map((bucket, i) => ({ ...bucket, count: answers.reduce((sum, answer) => sum + ((answer as RangeCount[])[i]?.count ?? 0), 0) }));
+  return valueCounts((answers as FacetCount[][]).flat());
+}
+
+/** Rows in the order's sequence: every key descending, the id last (bytewise: ids are ASCII). */
+function compareDescending(order: Order, a: readonly CursorValue[], b: readonly CursorValue[]): number {
+  for (let i = 0; i < order.keys.length; i++) {
+    const type = order.keys[i].type;
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    // NULLs sort as the SQL path sorts them: none of the orders' keys is nullable in the index.
+    if (x === null || y === null) return x === null ? 1 : -1;
+    let difference: number;
+    if (type === 'text') difference = String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
+    else if (type === 'timestamp') difference = Date.parse(String(x)) - Date.parse(String(y));
+    else if (type === 'integer' && (typeof x === 'string' || typeof y === 'string')) {
+      const [bx, by] = [BigInt(x as string | number), BigInt(y as string | number)];
+      difference = bx < by ? -1 : bx > by ? 1 : 0;
+    } else difference = Number(x) - Number(y);
+    if (difference !== 0) return difference > 0 ? -1 : 1;
+  }
+  return 0;
+}
