@@ -19,6 +19,12 @@ export interface IndexPage {
   hasPreviousPage: boolean;
   /** The exact number of matches; null when the caller said it needs none (see Search.videos). */
   total: number | null;
+  /**
+   * Each row's place in its order as two numbers, its tier (relevance; else 0) and its sort key,
+   * row after row: with the id, what a search split over partitions merges pages by
+   * (runtime/partitioned.ts), without reading the cursors back.
+   */
+  sortKeys: Float64Array;
   /** The facets asked with the search, in the order asked, counted on the same match as `total`. */
   facets?: FacetAnswer[];
 }

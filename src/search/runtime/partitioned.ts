@@ -1,6 +1,5 @@
-import { type CursorValue, decodeCursor, DEFAULT_FIRST, type PageArgs } from '../../domain/cursors.js';
+import { DEFAULT_FIRST, type PageArgs } from '../../domain/cursors.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, type RangeCount, valueCounts, type CreatorFacet, type VideoFacet } from '../../domain/facets.js';
-import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
@@ -10,8 +9,8 @@ import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.j
 // of its own, behind the one Search the service sees. A search goes to every partition at once;
 // each answers the page as if it were the whole index but for the window widened to the offset
 // plus the page (a partition cannot know which of its rows the others push off the page), and the
-// answers merge: totals and facet counts add up, pages merge by the order's sort values (every
-// order descending on every key, the id last: src/domain/orders.ts), read from their cursors.
+// answers merge: totals and facet counts add up, pages merge by each row's place in the order
+// (IndexPage.sortKeys and the id: the cursors are not read back, a deep window has thousands).
 
 export class PartitionedSearch implements Search {
   constructor(
@@ -26,27 +25,26 @@ export class PartitionedSearch implements Search {
   async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets)));
-    return mergePages(creatorOrders[search.sort], page, answers);
+    return mergePages(page, answers);
   }
 
   async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal)));
-    return mergePages(videoOrders[search.sort], page, answers);
+    return mergePages(page, answers);
   }
 
   async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets)));
     if (answers.some((answer) => answer === null)) return null;
-    const order = videoOrders[search.sort];
-    return channelIds.map((_, i) => mergePages(order, page, answers.map((answer) => answer![i]))!);
+    return channelIds.map((_, i) => mergePages(page, answers.map((answer) => answer![i]))!);
   }
 
   async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets)));
-    return mergePages(liveStreamOrder, page, answers);
+    return mergePages(page, answers);
   }
 
   stats(): SearchIndexStats {
@@ -95,25 +93,27 @@ function widened(page: PageArgs): PageArgs {
 }
 
 /** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
-export function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
+export function mergePages(page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
   if (answers.some((answer) => answer === null)) return null;
   const pages = answers as IndexPage[];
   if (pages.length === 1) return pages[0];
-  const rows = pages
-    .flatMap((answer) => answer.ids.map((id, i) => ({ id, cursor: answer.cursors[i], values: decodeCursor(order, answer.cursors[i], 'cursor') })))
-    .sort((a, b) => compareDescending(order, a.values, b.values));
   const offset = page.offset ?? 0;
   const backward = isBackward(page);
   const limit = (backward ? page.last : page.first) ?? DEFAULT_FIRST;
+  // Each partition's rows are in the order already: merged by taking the first of the heads.
+  const rows = mergeOrdered(pages);
   // Rows beyond the widened window in some partition, or more rows than the window in all of them.
   const more = rows.length > offset + limit || pages.some((answer) => (backward ? answer.hasPreviousPage : answer.hasNextPage));
   const end = backward ? Math.max(0, rows.length - offset) : Math.min(rows.length, offset + limit);
   const start = backward ? Math.max(0, end - limit) : Math.min(rows.length, offset);
   const kept = rows.slice(start, end);
+  const sortKeys = new Float64Array(kept.length * 2);
+  kept.forEach(({ part, row }, i) => sortKeys.set(pages[part].sortKeys.subarray(2 * row, 2 * row + 2), 2 * i));
   const totals = pages.map((answer) => answer.total);
   const merged: IndexPage = {
-    ids: kept.map((row) => row.id),
-    cursors: kept.map((row) => row.cursor),
+    ids: kept.map(({ part, row }) => pages[part].ids[row]),
+    cursors: kept.map(({ part, row }) => pages[part].cursors[row]),
+    sortKeys,
     hasNextPage: backward ? page.before != null : more,
     hasPreviousPage: backward ? more : page.after != null || offset > 0,
     total: totals.some((total) => total === null) ? null : totals.reduce((sum, total) => sum! + total!, 0),
@@ -122,30 +122,33 @@ export function mergePages(order: Order, page: PageArgs, answers: readonly (Inde
   return merged;
 }
 
+/**
+ * The partitions' rows as one list in the order's sequence: every order is descending on its tier,
+ * its key and then its id (bytewise: ids are ASCII), src/domain/orders.ts.
+ */
+function mergeOrdered(pages: readonly IndexPage[]): { part: number; row: number }[] {
+  const heads = pages.map(() => 0);
+  const merged: { part: number; row: number }[] = [];
+  for (;;) {
+    let best = -1;
+    for (let part = 0; part < pages.length; part++) {
+      if (heads[part] < pages[part].ids.length && (best === -1 || precedes(pages[part], heads[part], pages[best], heads[best]))) best = part;
+    }
+    if (best === -1) return merged;
+    merged.push({ part: best, row: heads[best]++ });
+  }
+}
+
+function precedes(a: IndexPage, i: number, b: IndexPage, j: number): boolean {
+  const [rankA, keyA, rankB, keyB] = [a.sortKeys[2 * i], a.sortKeys[2 * i + 1], b.sortKeys[2 * j], b.sortKeys[2 * j + 1]];
+  if (rankA !== rankB) return rankA > rankB;
+  if (keyA !== keyB) return keyA > keyB;
+  return a.ids[i] > b.ids[j];
+}
+
 /** One facet's counts from every partition: value counts added up (and ordered as one index orders them), histogram buckets added up. */
 function mergeFacet(answers: readonly FacetAnswer[]): FacetAnswer {
   const ranges = answers.find((answer) => answer.length > 0 && 'min' in answer[0]) as RangeCount[] | undefined;
   if (ranges) return ranges.map((bucket, i) => ({ ...bucket, count: answers.reduce((sum, answer) => sum + ((answer as RangeCount[])[i]?.count ?? 0), 0) }));
   return valueCounts((answers as FacetCount[][]).flat());
-}
-
-/** Rows in the order's sequence: every key descending, the id last (bytewise: ids are ASCII). */
-function compareDescending(order: Order, a: readonly CursorValue[], b: readonly CursorValue[]): number {
-  for (let i = 0; i < order.keys.length; i++) {
-    const type = order.keys[i].type;
-    const x = a[i];
-    const y = b[i];
-    if (x === y) continue;
-    // NULLs sort as the SQL path sorts them: none of the orders' keys is nullable in the index.
-    if (x === null || y === null) return x === null ? 1 : -1;
-    let difference: number;
-    if (type === 'text') difference = String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
-    else if (type === 'timestamp') difference = Date.parse(String(x)) - Date.parse(String(y));
-    else if (type === 'integer' && (typeof x === 'string' || typeof y === 'string')) {
-      const [bx, by] = [BigInt(x as string | number), BigInt(y as string | number)];
-      difference = bx < by ? -1 : bx > by ? 1 : 0;
-    } else difference = Number(x) - Number(y);
-    if (difference !== 0) return difference > 0 ? -1 : 1;
-  }
-  return 0;
 }

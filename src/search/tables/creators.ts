@@ -19,7 +19,7 @@ import type { IndexPage } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
-import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
+import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition, sortKeysOf } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -194,6 +194,7 @@ export class CreatorIndex {
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map((position) => encodeCursor(sort.name, this.#cursorValues(search, position))),
+      sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
       total: count,

@@ -8,7 +8,7 @@ import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import type { IndexPage } from '../types.js';
-import { pageSegments, type SegmentPosition } from './paging.js';
+import { pageSegments, type SegmentPosition, sortKeysOf } from './paging.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
 // whole every collector pass, so it is rebuilt from the database on every change. Each filtered
@@ -145,6 +145,7 @@ export class LiveStreamIndex {
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
       cursors: result.positions.map(({ position }) => encodeCursor(liveStreamOrder.name, [position.key, position.id])),
+      sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
       total: count,

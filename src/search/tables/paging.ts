@@ -77,6 +77,16 @@ export interface SlotPage {
 
 export const DEFAULT_FIRST = 20;
 
+/** The page's rows' places as IndexPage.sortKeys: tier and sort key, row after row. */
+export function sortKeysOf(positions: readonly SegmentPosition[]): Float64Array {
+  const keys = new Float64Array(positions.length * 2);
+  positions.forEach(({ rank, position }, i) => {
+    keys[2 * i] = rank;
+    keys[2 * i + 1] = position.key;
+  });
+  return keys;
+}
+
 /** Above every real id (printable ASCII): a position just before all rows of one key. */
 const HIGHEST_ID = '\uffff';
 

@@ -17,7 +17,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage } from './paging.js';
+import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage, sortKeysOf } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -331,6 +331,7 @@ export class VideoIndex {
       cursors: result.positions.map(({ rank, position }) =>
         encodeCursor(sort.name, search.sort === 'NEWEST' ? [new Date(position.key).toISOString(), position.id] : [rank, position.key, position.id]),
       ),
+      sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
       total,
