@@ -261,5 +261,6 @@ export function createSearch(options: {
       rows,
     );
   }
+  if (partitions > 1) log.warn('SEARCH_PARTITIONS is ignored: the index runs in the server’s own thread (the embedded store, or SEARCH_THREAD=off)', { partitions });
   return new LocalSearch({ db: options.store.readDb, log, pollMs, snapshots }, rows);
 }
