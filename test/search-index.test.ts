@@ -91,6 +91,10 @@ async function randomSearches(index: CreatorIndex, rng: SeededRandom, runs: numb
     if (first.cursors.length > 0 && page.offset == null) {
       await compare(index, search, { first: page.first ?? page.last ?? 20, after: first.cursors.at(-1) }, `${label} #${run} after`);
       await compare(index, search, { last: page.first ?? page.last ?? 20, before: first.cursors[0] }, `${label} #${run} before`);
+      // An offset from a cursor counts across relevance tiers, as SQL's OFFSET does.
+      const skip = 1 + (run % 7);
+      await compare(index, search, { first: 10, after: first.cursors[0], offset: skip }, `${label} #${run} after + offset`);
+      await compare(index, search, { last: 10, before: first.cursors.at(-1), offset: skip }, `${label} #${run} before + offset`);
     }
   }
   return nonEmpty;
@@ -340,6 +344,8 @@ describe('the in-memory video index', () => {
     if (first.cursors.length > 0 && page.offset == null) {
       await compareVideos(search, { first: 20, after: first.cursors.at(-1) }, `${label} after`);
       await compareVideos(search, { last: 20, before: first.cursors[0] }, `${label} before`);
+      await compareVideos(search, { first: 10, after: first.cursors[0], offset: 3 }, `${label} after + offset`);
+      await compareVideos(search, { last: 10, before: first.cursors.at(-1), offset: 3 }, `${label} before + offset`);
     }
     return first;
   }

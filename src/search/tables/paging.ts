@@ -133,10 +133,17 @@ export function pageSegments(segments: readonly Segment[], request: PageRequest,
       continue;
     }
     const bounded = withinKeyRange(segment, { from, until, backward });
-    for (const slot of walkSegment(segment, { ...bounded, backward, skip, take: take - found.length, visit: probe.visit, strategy: probe.strategy }, probe)) {
-      found.push({ slot, rank: segment.rank, order: segment.order });
-    }
-    skip = 0;
+    // From a cursor, the segment's rows past it are not counted: they are walked, and what the
+    // offset did not use up goes on to the next segment (SQL's OFFSET counts across tiers).
+    const fromCursor = from !== null || until !== null;
+    const wanted = take - found.length;
+    const walked = walkSegment(
+      segment,
+      { ...bounded, backward, skip: fromCursor ? 0 : skip, take: fromCursor ? skip + wanted : wanted, visit: probe.visit, strategy: probe.strategy },
+      probe,
+    );
+    for (const slot of fromCursor ? walked.slice(skip) : walked) found.push({ slot, rank: segment.rank, order: segment.order });
+    skip = fromCursor ? Math.max(0, skip - walked.length) : 0;
   }
 
   const hasMore = found.length > limit;
