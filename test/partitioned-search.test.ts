@@ -9,7 +9,7 @@ import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
 import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../src/domain/facets.js';
 import { videoSorts } from '../src/domain/orders.js';
-import { creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
+import type { CreatorSearch } from '../src/inputs/creators.js';
 import { defaultVideoSort, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
 import type { Logger } from '../src/observability/log.js';
 import { SearchRows } from '../src/search/row-cache.js';
@@ -17,12 +17,11 @@ import { partition } from '../src/search/runtime/partition.js';
 import { PartitionedSearch } from '../src/search/runtime/partitioned.js';
 import { LocalSearch } from '../src/search/runtime/search-index.js';
 import type { Search } from '../src/search/types.js';
-import { expandCategoryIds } from '../src/store/categories.js';
 import { channelIndexRows } from '../src/store/channels.js';
 import { creatorIndexRows } from '../src/store/creators.js';
 import { videoIndexRows } from '../src/store/videos.js';
 import { seededRandom, type SeededRandom } from '../src/upstreams/seeded-random.js';
-import { boundSortKey, pick, randomCreatorFilter, randomPage, randomVideoFilter } from './support/random-searches.js';
+import { pick, randomCreatorSearch, randomPage, randomVideoFilter } from './support/random-searches.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // The index split over partitions (SEARCH_PARTITIONS) answers exactly what the whole index
@@ -107,14 +106,8 @@ async function compareRandomSearches(seed: string): Promise<{ creators: number; 
   let videos = 0;
   let nonEmpty = 0;
   for (let run = 0; run < RUNS; run++) {
-    const sort = rng.chance(0.4) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
-    let filter = randomCreatorFilter(rng, rows, categoryIds);
-    if (rng.chance(0.3)) filter = boundSortKey(rng, rows, filter, sort ?? defaultCreatorSort(filter));
-    const creatorArgs = creatorsArgs.safeParse({ filter });
-    if (creatorArgs.success) {
-      const parsed = creatorArgs.data.filter!;
-      const expanded = parsed.categoryIds?.length ? await expandCategoryIds(store.db, parsed.categoryIds) : null;
-      const search: CreatorSearch = { platform: 'twitter', filter: parsed, categoryIds: expanded ? expanded.expanded : null, sort: sort ?? defaultCreatorSort(parsed) };
+    const search = await randomCreatorSearch(rng, store.db, rows, categoryIds);
+    if (search) {
       const first = await expectSame((index) => index.creators(search, { first: 30 }, creatorFacets), { search });
       if ((first?.total ?? 0) > 0) nonEmpty++;
       for (const page of windows(rng, first?.cursors ?? [])) await expectSame((index) => index.creators(search, page), { search, page });

@@ -7,20 +7,19 @@ import { seedDemo } from '../src/cli/seed.js';
 import { loadConfig } from '../src/config.js';
 import type { FacetRequest } from '../src/domain/facets.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
-import { creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
+import type { CreatorSearch } from '../src/inputs/creators.js';
 import { defaultVideoSort, type VideoSearch, videosArgs } from '../src/inputs/videos.js';
 import { videoSorts } from '../src/domain/orders.js';
 import type { Logger } from '../src/observability/log.js';
 import { SearchIndex } from '../src/search/runtime/search-index.js';
 import { SNAPSHOT_FORMAT, snapshotPath } from '../src/search/runtime/snapshots.js';
 import { createSearch } from '../src/search/runtime/thread.js';
-import { expandCategoryIds } from '../src/store/categories.js';
 import { pruneChanges } from '../src/store/changes.js';
 import { channelIndexRows } from '../src/store/channels.js';
 import { creatorIndexRows } from '../src/store/creators.js';
 import { videoIndexRows } from '../src/store/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
-import { boundSortKey, pick, randomCreatorFilter, randomPage, randomVideoFilter } from './support/random-searches.js';
+import { pick, randomCreatorSearch, randomPage, randomVideoFilter } from './support/random-searches.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // The index written to disk and read back (src/search/runtime/snapshots.ts): a start from a
@@ -76,14 +75,8 @@ async function expectSameAnswers(loaded: SearchIndex, built: SearchIndex, seed: 
   const rng = seededRandom(seed);
   let compared = 0;
   for (let run = 0; run < runs; run++) {
-    const sort = rng.chance(0.5) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
-    let filter = randomCreatorFilter(rng, rows, categoryIds);
-    if (rng.chance(0.3)) filter = boundSortKey(rng, rows, filter, sort ?? defaultCreatorSort(filter));
-    const creators = creatorsArgs.safeParse({ filter });
-    if (creators.success) {
-      const parsed = creators.data.filter!;
-      const check = parsed.categoryIds?.length ? await expandCategoryIds(store.db, parsed.categoryIds) : null;
-      const search: CreatorSearch = { platform: 'twitter', filter: parsed, categoryIds: check ? check.expanded : null, sort: sort ?? defaultCreatorSort(parsed) };
+    const search = await randomCreatorSearch(rng, store.db, rows, categoryIds);
+    if (search) {
       const page = randomPage(rng);
       const answer = loaded.creators(search, page, creatorFacets);
       expect(answer, JSON.stringify({ search, page })).toEqual(built.creators(search, page, creatorFacets));

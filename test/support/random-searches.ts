@@ -1,13 +1,37 @@
 import type { PageArgs } from '../../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../../src/domain/index-rows.js';
-import type { CreatorFilter, CreatorSearch } from '../../src/inputs/creators.js';
+import type { Kysely } from 'kysely';
+import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../../src/inputs/creators.js';
 import type { VideoFilter } from '../../src/inputs/videos.js';
+import { expandCategoryIds } from '../../src/store/categories.js';
+import type { Database } from '../../src/store/database.js';
 import type { SeededRandom } from '../../src/upstreams/seeded-random.js';
 
 // Random searches near the data's own values (a seeded generator: the same searches every run),
 // for the property tests that hold the index to the SQL path and a loaded snapshot to a new build.
 
 export const pick = <T>(rng: SeededRandom, items: readonly T[]): T => items[Math.floor(rng.next() * items.length)];
+
+/**
+ * A random creator search as the API would run it: a random order (half the time the filter's
+ * default), a random filter, sometimes bounded on the order's key, parsed by the API's schema and
+ * its categories expanded; null when the schema refuses the filter.
+ */
+export async function randomCreatorSearch(
+  rng: SeededRandom,
+  db: Kysely<Database>,
+  rows: readonly CreatorIndexRow[],
+  categoryIds: readonly number[],
+): Promise<CreatorSearch | null> {
+  const sort = rng.chance(0.5) ? null : pick(rng, ['FOLLOWER_COUNT', 'ENGAGEMENT_RATE', 'RELEVANCE'] as const);
+  let filter = randomCreatorFilter(rng, rows, categoryIds);
+  if (rng.chance(0.3)) filter = boundSortKey(rng, rows, filter, sort ?? defaultCreatorSort(filter));
+  const parsed = creatorsArgs.safeParse({ filter });
+  if (!parsed.success) return null;
+  const valid = parsed.data.filter!;
+  const expanded = valid.categoryIds?.length ? await expandCategoryIds(db, valid.categoryIds) : null;
+  return { platform: 'twitter', filter: valid, categoryIds: expanded ? expanded.expanded : null, sort: sort ?? defaultCreatorSort(valid) };
+}
 
 /** A bound near real values: a row's exact value, a hair either side, or a round number. */
 export function bound(rng: SeededRandom, values: number[], cents: boolean): number {
