@@ -11,9 +11,18 @@ import type { SearchRows } from './row-cache.js';
 // loaded (the caller then runs the SQL path). primitives/ are the data structures, tables/ the
 // three tables' indexes over them, runtime/ loads them, follows the change feed and runs the thread.
 
+/**
+ * A window as a partition is asked it (runtime/partitioned.ts): without the rows' cursors, which
+ * the merge makes for the rows it keeps (a deep window is thousands of rows a partition).
+ */
+export interface IndexWindow extends PageArgs {
+  withoutCursors?: boolean;
+}
+
 /** One page as the index answers it. */
 export interface IndexPage {
   ids: string[];
+  /** One per row, unless the window asked for none (IndexWindow.withoutCursors). */
   cursors: string[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;

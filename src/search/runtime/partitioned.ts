@@ -3,14 +3,17 @@ import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFa
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
-import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
+import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
+import { cursorOf } from '../tables/paging.js';
+import type { IndexPage, IndexWindow, Search, SearchIndexStats, ServerRows } from '../types.js';
 
 // The search index split into partitions (./partition.ts), each a Search of its own in a thread
 // of its own, behind the one Search the service sees. A search goes to every partition at once;
 // each answers the page as if it were the whole index but for the window widened to the offset
 // plus the page (a partition cannot know which of its rows the others push off the page), and the
 // answers merge: totals and facet counts add up, pages merge by each row's place in the order
-// (IndexPage.sortKeys and the id: the cursors are not read back, a deep window has thousands).
+// (IndexPage.sortKeys and the id). Partitions make no cursors (IndexWindow.withoutCursors): a deep
+// window is thousands of rows a partition, and only the page's rows need one.
 
 export class PartitionedSearch implements Search {
   constructor(
@@ -25,26 +28,27 @@ export class PartitionedSearch implements Search {
   async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets)));
-    return mergePages(page, answers);
+    return mergePages(creatorOrders[search.sort], page, answers);
   }
 
   async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal)));
-    return mergePages(page, answers);
+    return mergePages(videoOrders[search.sort], page, answers);
   }
 
   async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets)));
     if (answers.some((answer) => answer === null)) return null;
-    return channelIds.map((_, i) => mergePages(page, answers.map((answer) => answer![i]))!);
+    const order = videoOrders[search.sort];
+    return channelIds.map((_, i) => mergePages(order, page, answers.map((answer) => answer![i]))!);
   }
 
   async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets)));
-    return mergePages(page, answers);
+    return mergePages(liveStreamOrder, page, answers);
   }
 
   stats(): SearchIndexStats {
@@ -85,18 +89,17 @@ async function settle(work: Promise<void>[]): Promise<void> {
 /** Whether a window is read backward (last/before), as the index and the SQL path read it (src/search/tables/paging.ts). */
 const isBackward = (page: PageArgs) => page.last != null || (page.before != null && page.first == null);
 
-/** The window each partition answers: the offset and the page, from the same cursor, no offset. */
-function widened(page: PageArgs): PageArgs {
+/** The window each partition answers: the offset and the page, from the same cursor, no offset, no cursors. */
+function widened(page: PageArgs): IndexWindow {
   const offset = page.offset ?? 0;
-  if (isBackward(page)) return { ...page, last: offset + (page.last ?? DEFAULT_FIRST), offset: null };
-  return { ...page, first: offset + (page.first ?? DEFAULT_FIRST), offset: null };
+  if (isBackward(page)) return { ...page, last: offset + (page.last ?? DEFAULT_FIRST), offset: null, withoutCursors: true };
+  return { ...page, first: offset + (page.first ?? DEFAULT_FIRST), offset: null, withoutCursors: true };
 }
 
 /** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
-export function mergePages(page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
+export function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
   if (answers.some((answer) => answer === null)) return null;
   const pages = answers as IndexPage[];
-  if (pages.length === 1) return pages[0];
   const offset = page.offset ?? 0;
   const backward = isBackward(page);
   const limit = (backward ? page.last : page.first) ?? DEFAULT_FIRST;
@@ -112,7 +115,8 @@ export function mergePages(page: PageArgs, answers: readonly (IndexPage | null)[
   const totals = pages.map((answer) => answer.total);
   const merged: IndexPage = {
     ids: kept.map(({ part, row }) => pages[part].ids[row]),
-    cursors: kept.map(({ part, row }) => pages[part].cursors[row]),
+    // Made here for the rows kept only: a partition's window may be thousands of rows.
+    cursors: kept.map((_, i) => cursorOf(order, { rank: sortKeys[2 * i], position: { key: sortKeys[2 * i + 1], id: pages[kept[i].part].ids[kept[i].row] } })),
     sortKeys,
     hasNextPage: backward ? page.before != null : more,
     hasPreviousPage: backward ? more : page.after != null || offset > 0,

@@ -1,5 +1,5 @@
 import { creatorNumericBounds } from '../../domain/bounds.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import { decodeCursor } from '../../domain/cursors.js';
 import type { CreatorIndexRow, CreatorKey } from '../../domain/index-rows.js';
 import { creatorOrders } from '../../domain/orders.js';
 import type { CreatorFacet, FacetAnswer, FacetRequest } from '../../domain/facets.js';
@@ -7,7 +7,7 @@ import { genderFromCode, genderToCode } from '../../domain/values.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import { creatorFacetSearch } from '../../inputs/facets.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, withRoom } from '../primitives/bitset.js';
-import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
+import { centsOfDecimal } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { type Match, ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
@@ -15,11 +15,11 @@ import { SnapshotRejected, type SnapshotReader, type Snapshotted, type SnapshotW
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
-import type { IndexPage } from '../types.js';
+import type { IndexPage, IndexWindow } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
-import { keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition, sortKeysOf } from './paging.js';
+import { cursorOf, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition, sortKeysOf } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -177,7 +177,7 @@ export class CreatorIndex {
   }
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
-  search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
+  search(search: CreatorSearch, page: IndexWindow, probe?: SearchProbe): IndexPage {
     const bounded = this.#boundedByOwnKey(search, probe);
     const { bits, count } = bounded ?? this.#match(search);
     // Every row within the bound matches (the bound alone): only a walk from the bound reads no other.
@@ -193,7 +193,7 @@ export class CreatorIndex {
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: result.positions.map((position) => encodeCursor(sort.name, this.#cursorValues(search, position))),
+      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(sort, position)),
       sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
@@ -341,17 +341,6 @@ export class CreatorIndex {
         return { rank: 0, position: { key: centsOfDecimal(values[0] as string | number), id: String(values[1]) } };
       case 'RELEVANCE':
         return { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
-    }
-  }
-
-  #cursorValues(search: CreatorSearch, { rank, position }: SegmentPosition): (string | number)[] {
-    switch (search.sort) {
-      case 'FOLLOWER_COUNT':
-        return [position.key, position.id];
-      case 'ENGAGEMENT_RATE':
-        return [decimalOfCents(position.key), position.id];
-      case 'RELEVANCE':
-        return [rank, position.key, position.id];
     }
   }
 

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import { decodeCursor } from '../../domain/cursors.js';
 import type { LiveStreamIndexRow } from '../../domain/index-rows.js';
 import { liveStreamOrder } from '../../domain/orders.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, valueCounts } from '../../domain/facets.js';
@@ -7,8 +7,8 @@ import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
-import type { IndexPage } from '../types.js';
-import { pageSegments, type SegmentPosition, sortKeysOf } from './paging.js';
+import type { IndexPage, IndexWindow } from '../types.js';
+import { cursorOf, pageSegments, type SegmentPosition, sortKeysOf } from './paging.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
 // whole every collector pass, so it is rebuilt from the database on every change. Each filtered
@@ -128,7 +128,7 @@ export class LiveStreamIndex {
     });
   }
 
-  search(filter: LiveStreamFilter, page: PageArgs): IndexPage {
+  search(filter: LiveStreamFilter, page: IndexWindow): IndexPage {
     const { bits, count } = this.#matches(filter);
     const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
       if (cursor == null) return null;
@@ -144,7 +144,7 @@ export class LiveStreamIndex {
     });
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: result.positions.map(({ position }) => encodeCursor(liveStreamOrder.name, [position.key, position.id])),
+      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(liveStreamOrder, position)),
       sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,

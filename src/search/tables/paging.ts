@@ -1,4 +1,7 @@
+import { encodeCursor } from '../../domain/cursors.js';
+import type { Order } from '../../domain/orders.js';
 import { bitsOf } from '../primitives/bitset.js';
+import { decimalOfCents } from '../primitives/decimal.js';
 import type { Bounds } from '../primitives/range-index.js';
 import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
 import type { BoundCount } from './own-key.js';
@@ -76,6 +79,17 @@ export interface SlotPage {
 }
 
 export const DEFAULT_FIRST = 20;
+
+/**
+ * A row's cursor from its place in its order, for every table: the tier when the order has one
+ * (relevance), the key as the order's type spells it (cents as a decimal, milliseconds as an
+ * instant), the id.
+ */
+export function cursorOf(order: Order, { rank, position }: SegmentPosition): string {
+  const type = order.keys[order.keys.length - 2].type;
+  const key = type === 'decimal' ? decimalOfCents(position.key) : type === 'timestamp' ? new Date(position.key).toISOString() : position.key;
+  return encodeCursor(order.name, order.keys.length === 3 ? [rank, key, position.id] : [key, position.id]);
+}
 
 /** The page's rows' places as IndexPage.sortKeys: tier and sort key, row after row. */
 export function sortKeysOf(positions: readonly SegmentPosition[]): Float64Array {

@@ -1,5 +1,5 @@
 import { channelNumericBounds } from '../../domain/bounds.js';
-import { decodeCursor, encodeCursor, type PageArgs } from '../../domain/cursors.js';
+import { decodeCursor } from '../../domain/cursors.js';
 import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
 import { videoOrders } from '../../domain/orders.js';
 import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.js';
@@ -14,10 +14,10 @@ import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
-import type { IndexPage } from '../types.js';
+import type { IndexPage, IndexWindow } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage, sortKeysOf } from './paging.js';
+import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage, cursorOf, sortKeysOf } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -286,7 +286,7 @@ export class VideoIndex {
    * without totalCount); `total` is then null. Past a budget of rows tested (a rare match) it
    * falls back to the bitset.
    */
-  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe, needsTotal = true): IndexPage {
+  search(search: VideoSearch, page: IndexWindow, probe?: SearchProbe, needsTotal = true): IndexPage {
     const window: PageRequest = {
       first: page.first,
       last: page.last,
@@ -296,7 +296,7 @@ export class VideoIndex {
     };
     if (!needsTotal) {
       const tested = this.#pageByTest(search, window, probe);
-      if (tested) return this.#answer(search, tested, null);
+      if (tested) return this.#answer(search, page, tested, null);
     }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
@@ -311,7 +311,7 @@ export class VideoIndex {
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
-    return this.#answer(search, result, count);
+    return this.#answer(search, page, result, count);
   }
 
   /** A cursor's place in the search's order (newest: date and id; relevance: tier, plays and id). */
@@ -324,13 +324,11 @@ export class VideoIndex {
   }
 
   /** The page as the index answers it: ids, cursors, flags and the total (null: not counted). */
-  #answer(search: VideoSearch, result: SlotPage, total: number | null): IndexPage {
+  #answer(search: VideoSearch, page: IndexWindow, result: SlotPage, total: number | null): IndexPage {
     const sort = videoOrders[search.sort];
     return {
       ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: result.positions.map(({ rank, position }) =>
-        encodeCursor(sort.name, search.sort === 'NEWEST' ? [new Date(position.key).toISOString(), position.id] : [rank, position.key, position.id]),
-      ),
+      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(sort, position)),
       sortKeys: sortKeysOf(result.positions),
       hasNextPage: result.hasNextPage,
       hasPreviousPage: result.hasPreviousPage,
