@@ -19,7 +19,7 @@ import type { IndexPage, IndexWindow } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
-import { cursorOf, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition, sortKeysOf } from './paging.js';
+import { indexPageOf, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -191,14 +191,7 @@ export class CreatorIndex {
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
-    return {
-      ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(sort, position)),
-      sortKeys: sortKeysOf(result.positions),
-      hasNextPage: result.hasNextPage,
-      hasPreviousPage: result.hasPreviousPage,
-      total: count,
-    };
+    return indexPageOf(sort, page, result, count);
   }
 
   /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */

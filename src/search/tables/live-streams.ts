@@ -8,7 +8,7 @@ import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import type { IndexPage, IndexWindow } from '../types.js';
-import { cursorOf, pageSegments, type SegmentPosition, sortKeysOf } from './paging.js';
+import { indexPageOf, pageSegments, type SegmentPosition } from './paging.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
 // whole every collector pass, so it is rebuilt from the database on every change. Each filtered
@@ -142,13 +142,6 @@ export class LiveStreamIndex {
       after: decode(page.after, 'after'),
       before: decode(page.before, 'before'),
     });
-    return {
-      ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(liveStreamOrder, position)),
-      sortKeys: sortKeysOf(result.positions),
-      hasNextPage: result.hasNextPage,
-      hasPreviousPage: result.hasPreviousPage,
-      total: count,
-    };
+    return indexPageOf(liveStreamOrder, page, result, count);
   }
 }

@@ -2,6 +2,7 @@ import { encodeCursor } from '../../domain/cursors.js';
 import type { Order } from '../../domain/orders.js';
 import { bitsOf } from '../primitives/bitset.js';
 import { decimalOfCents } from '../primitives/decimal.js';
+import type { IndexPage, IndexWindow } from '../types.js';
 import type { Bounds } from '../primitives/range-index.js';
 import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
 import type { BoundCount } from './own-key.js';
@@ -91,8 +92,20 @@ export function cursorOf(order: Order, { rank, position }: SegmentPosition): str
   return encodeCursor(order.name, order.keys.length === 3 ? [rank, key, position.id] : [key, position.id]);
 }
 
+/** A page as every table answers it: its rows' ids (from their places), cursors unless the window said none, places, flags and total. */
+export function indexPageOf(order: Order, window: IndexWindow, result: SlotPage, total: number | null): IndexPage {
+  return {
+    ids: result.positions.map(({ position }) => position.id),
+    cursors: window.withoutCursors ? [] : result.positions.map((position) => cursorOf(order, position)),
+    sortKeys: sortKeysOf(result.positions),
+    hasNextPage: result.hasNextPage,
+    hasPreviousPage: result.hasPreviousPage,
+    total,
+  };
+}
+
 /** The page's rows' places as IndexPage.sortKeys: tier and sort key, row after row. */
-export function sortKeysOf(positions: readonly SegmentPosition[]): Float64Array {
+function sortKeysOf(positions: readonly SegmentPosition[]): Float64Array {
   const keys = new Float64Array(positions.length * 2);
   positions.forEach(({ rank, position }, i) => {
     keys[2 * i] = rank;

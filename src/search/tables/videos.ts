@@ -17,7 +17,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage, IndexWindow } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { DEFAULT_FIRST, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage, cursorOf, sortKeysOf } from './paging.js';
+import { DEFAULT_FIRST, indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -296,7 +296,7 @@ export class VideoIndex {
     };
     if (!needsTotal) {
       const tested = this.#pageByTest(search, window, probe);
-      if (tested) return this.#answer(search, page, tested, null);
+      if (tested) return indexPageOf(videoOrders[search.sort], page, tested, null);
     }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
@@ -311,7 +311,7 @@ export class VideoIndex {
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
-    return this.#answer(search, page, result, count);
+    return indexPageOf(videoOrders[search.sort], page, result, count);
   }
 
   /** A cursor's place in the search's order (newest: date and id; relevance: tier, plays and id). */
@@ -321,19 +321,6 @@ export class VideoIndex {
     return search.sort === 'NEWEST'
       ? { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } }
       : { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
-  }
-
-  /** The page as the index answers it: ids, cursors, flags and the total (null: not counted). */
-  #answer(search: VideoSearch, page: IndexWindow, result: SlotPage, total: number | null): IndexPage {
-    const sort = videoOrders[search.sort];
-    return {
-      ids: result.slots.map((slot) => this.table.ids.get(slot)),
-      cursors: page.withoutCursors ? [] : result.positions.map((position) => cursorOf(sort, position)),
-      sortKeys: sortKeysOf(result.positions),
-      hasNextPage: result.hasNextPage,
-      hasPreviousPage: result.hasPreviousPage,
-      total,
-    };
   }
 
   /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
