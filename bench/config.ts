@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loadConfig } from '../src/config.js';
 import { describeFields, fieldErrorsFromZod } from '../src/domain/errors.js';
 import { SYSTEM_NAMES, type SystemName } from './clients.js';
 
@@ -94,6 +95,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
     poolSize: e.BENCH_POOL_SIZE,
     resultsPath: e.BENCH_RESULTS,
     snapshotDir: e.BENCH_SNAPSHOT_DIR ?? null,
+    /** The service's SEARCH_PARTITIONS (it passes through to the service), read as the service reads it: one snapshot file each. */
+    servicePartitions: loadConfig({ SEARCH_PARTITIONS: env.SEARCH_PARTITIONS }).searchPartitions,
     /** In SYSTEM_NAMES order, whatever order they were given in. */
     systems: SYSTEM_NAMES.filter((name) => e.BENCH_SYSTEMS.includes(name)),
   };

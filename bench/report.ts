@@ -174,6 +174,8 @@ export interface RunFacts {
     /** Start to ready from the snapshot that build wrote (the process measured). */
     readyFromSnapshotSeconds: number | null;
     snapshotMb: number | null;
+    /** The service's SEARCH_PARTITIONS. */
+    partitions: number;
     /** Peak RSS of the process that built the index, and of the one measured (over the whole run). */
     buildPeakRssMb: number | null;
     peakRssMb: number | null;
@@ -181,9 +183,7 @@ export interface RunFacts {
 }
 
 const SYSTEM_DESCRIPTION: Record<SystemName, string> = {
-  service: `service: \`creator-data serve\` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one \`pro\` key${
-    Number(process.env.SEARCH_PARTITIONS || 1) > 1 ? `, the search index in ${process.env.SEARCH_PARTITIONS} partitions (\`SEARCH_PARTITIONS\`)` : ''
-  }`,
+  service: 'service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key',
   postgraphile: 'PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http',
   floor: 'floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send',
 };
@@ -235,7 +235,9 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- Data: ${describeRows(facts.rows)}.`,
     `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
       `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
-    `- ${facts.systems.map((name) => SYSTEM_DESCRIPTION[name]).join(';\n  ')}.`,
+    `- ${facts.systems
+      .map((name) => SYSTEM_DESCRIPTION[name] + (name === 'service' && s.partitions > 1 ? `, the search index in ${s.partitions} partitions (\`SEARCH_PARTITIONS\`)` : ''))
+      .join(';\n  ')}.`,
     `- Equivalence check before timing: ${facts.checked}.`,
     `- Seed: ${facts.seedSeconds === null ? 'seeded by an earlier run' : `${seconds(facts.seedSeconds)} (this run)`}.`,
     s.readyFromDatabaseSeconds === null && s.buildPeakRssMb === null

@@ -57,7 +57,7 @@ async function main(): Promise<number> {
   const keptDir = config.snapshotDir === null ? null : resolve(config.snapshotDir);
   if (keptDir !== null) mkdirSync(keptDir, { recursive: true });
   const snapshotDir = keptDir ?? mkdtempSync(join(tmpdir(), 'cds-bench-snapshots-'));
-  const reuseSnapshot = findSnapshot(snapshotDir) !== null;
+  const reuseSnapshot = findSnapshot(snapshotDir, config.servicePartitions) !== null;
   log(
     reuseSnapshot
       ? `starting ${names.join(', ')} (the service from the snapshot in ${snapshotDir}: no build from PostgreSQL measured)`
@@ -90,14 +90,14 @@ async function main(): Promise<number> {
     let buildPeakRssMb: number | null = null;
     if (!reuseSnapshot) {
       built = running.find((system) => system.name === 'service')!;
-      await snapshotWritten(snapshotDir, readyWithinMs);
+      await snapshotWritten(snapshotDir, readyWithinMs, config.servicePartitions);
       buildPeakRssMb = peakRssMb(built.pid);
       await built.stop();
       running.splice(running.indexOf(built), 1);
       log('restarting the service from its snapshot');
       running.push(await startService(urlOf('service'), snapshotDir, readyWithinMs));
     }
-    const snapshot = await snapshotWritten(snapshotDir, readyWithinMs);
+    const snapshot = await snapshotWritten(snapshotDir, readyWithinMs, config.servicePartitions);
     const key = await createServiceKey(config.databaseUrl);
     const clients: Record<SystemName, () => SystemClient> = {
       service: () => serviceClient(key),
@@ -178,6 +178,7 @@ async function main(): Promise<number> {
           readyFromDatabaseSeconds: built?.readySeconds ?? null,
           readyFromSnapshotSeconds: systems.service.readySeconds ?? null,
           snapshotMb: Math.round(snapshot.bytes / 1_048_576),
+          partitions: config.servicePartitions,
           buildPeakRssMb,
           peakRssMb: peakRssMb(systems.service.pid),
         },
@@ -194,20 +195,17 @@ async function main(): Promise<number> {
   }
 }
 
-/** The service's index partitions (SEARCH_PARTITIONS passes through to it): one snapshot file each. */
-const partitions = Number(process.env.SEARCH_PARTITIONS || 1);
-
-/** The snapshot files in `dir`, all of them (one per partition), or null. */
-function findSnapshot(dir: string): { bytes: number } | null {
+/** The snapshot files in `dir`, one per partition of the service's index, or null until all are there. */
+function findSnapshot(dir: string, partitions: number): { bytes: number } | null {
   const files = readdirSync(dir).filter((name) => name.endsWith('.snapshot'));
   return files.length < partitions ? null : { bytes: files.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0) };
 }
 
 /** The snapshot files the service writes once its index is built (ready may come a moment before). */
-async function snapshotWritten(dir: string, withinMs: number): Promise<{ bytes: number }> {
+async function snapshotWritten(dir: string, withinMs: number, partitions: number): Promise<{ bytes: number }> {
   const started = performance.now();
   for (;;) {
-    const found = findSnapshot(dir);
+    const found = findSnapshot(dir, partitions);
     if (found) return found;
     if (performance.now() - started > withinMs) throw new Error(`the service wrote no index snapshot in ${dir}`);
     await new Promise((resolve) => setTimeout(resolve, 250));

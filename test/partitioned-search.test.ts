@@ -16,6 +16,7 @@ import { SearchRows } from '../src/search/row-cache.js';
 import { partition } from '../src/search/runtime/partition.js';
 import { PartitionedSearch } from '../src/search/runtime/partitioned.js';
 import { LocalSearch } from '../src/search/runtime/search-index.js';
+import { createSearch } from '../src/search/runtime/thread.js';
 import type { Search } from '../src/search/types.js';
 import { channelIndexRows } from '../src/store/channels.js';
 import { creatorIndexRows } from '../src/store/creators.js';
@@ -205,5 +206,15 @@ describe('SEARCH_PARTITIONS', () => {
     expect(loadConfig({}).searchPartitions).toBe(1);
     expect(loadConfig({ SEARCH_PARTITIONS: '2' }).searchPartitions).toBe(2);
     for (const bad of ['0', '17', '1.5', 'two', '-1']) expect(() => loadConfig({ SEARCH_PARTITIONS: bad }), bad).toThrow(/SEARCH_PARTITIONS/);
+  });
+
+  it('is ignored, with a warning, where the index runs in the server’s own thread', () => {
+    const warnings: string[] = [];
+    const log: Logger = { info: () => {}, warn: (message) => void warnings.push(message), error: () => {} };
+    const search = createSearch({ store, log, pollMs: 3_600_000, thread: false, partitions: 2 });
+    expect(search).toBeInstanceOf(LocalSearch);
+    expect(warnings).toEqual([expect.stringMatching(/SEARCH_PARTITIONS is ignored/)]);
+    expect(createSearch({ store, log, pollMs: 3_600_000, thread: false, partitions: 1 })).toBeInstanceOf(LocalSearch);
+    expect(warnings).toHaveLength(1);
   });
 });

@@ -1,9 +1,9 @@
 import { DEFAULT_FIRST, type PageArgs } from '../../domain/cursors.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, type RangeCount, valueCounts, type CreatorFacet, type VideoFacet } from '../../domain/facets.js';
+import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
-import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
 import { cursorOf } from '../tables/paging.js';
 import type { IndexPage, IndexWindow, Search, SearchIndexStats, ServerRows } from '../types.js';
 
@@ -97,7 +97,7 @@ function widened(page: PageArgs): IndexWindow {
 }
 
 /** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
-export function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
+function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
   if (answers.some((answer) => answer === null)) return null;
   const pages = answers as IndexPage[];
   const offset = page.offset ?? 0;
@@ -144,9 +144,8 @@ function mergeOrdered(pages: readonly IndexPage[]): { part: number; row: number 
 }
 
 function precedes(a: IndexPage, i: number, b: IndexPage, j: number): boolean {
-  const [rankA, keyA, rankB, keyB] = [a.sortKeys[2 * i], a.sortKeys[2 * i + 1], b.sortKeys[2 * j], b.sortKeys[2 * j + 1]];
-  if (rankA !== rankB) return rankA > rankB;
-  if (keyA !== keyB) return keyA > keyB;
+  if (a.sortKeys[2 * i] !== b.sortKeys[2 * j]) return a.sortKeys[2 * i] > b.sortKeys[2 * j];
+  if (a.sortKeys[2 * i + 1] !== b.sortKeys[2 * j + 1]) return a.sortKeys[2 * i + 1] > b.sortKeys[2 * j + 1];
   return a.ids[i] > b.ids[j];
 }
 

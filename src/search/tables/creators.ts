@@ -1,5 +1,4 @@
 import { creatorNumericBounds } from '../../domain/bounds.js';
-import { decodeCursor } from '../../domain/cursors.js';
 import type { CreatorIndexRow, CreatorKey } from '../../domain/index-rows.js';
 import { creatorOrders } from '../../domain/orders.js';
 import type { CreatorFacet, FacetAnswer, FacetRequest } from '../../domain/facets.js';
@@ -7,7 +6,6 @@ import { genderFromCode, genderToCode } from '../../domain/values.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import { creatorFacetSearch } from '../../inputs/facets.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, withRoom } from '../primitives/bitset.js';
-import { centsOfDecimal } from '../primitives/decimal.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { type Match, ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
@@ -19,7 +17,7 @@ import type { IndexPage, IndexWindow } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
-import { indexPageOf, keyRangeOf, pageSegments, type SearchProbe, type Segment, type SegmentPosition } from './paging.js';
+import { indexPageOf, keyRangeOf, pageSegments, positionOfCursor, type SearchProbe, type Segment } from './paging.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -183,10 +181,8 @@ export class CreatorIndex {
     // Every row within the bound matches (the bound alone): only a walk from the bound reads no other.
     if (bounded?.everyRowWithin) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
     const sort = creatorOrders[search.sort];
-    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null =>
-      cursor == null ? null : this.#position(search, decodeCursor(sort, cursor, field));
-    const after = decode(page.after, 'after');
-    const before = decode(page.before, 'before');
+    const after = positionOfCursor(sort, page.after, 'after');
+    const before = positionOfCursor(sort, page.before, 'before');
     const segments = this.#segments(search, bits, count, bounded?.held);
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
@@ -324,17 +320,6 @@ export class CreatorIndex {
     this.#pool.give(higher);
     segments.push({ rank: 0, bits: rest, count: popcount(rest, words), order: this.#followers, keyRange: followers });
     return segments;
-  }
-
-  #position(search: CreatorSearch, values: (string | number | boolean | null)[]): SegmentPosition {
-    switch (search.sort) {
-      case 'FOLLOWER_COUNT':
-        return { rank: 0, position: { key: Number(values[0]), id: String(values[1]) } };
-      case 'ENGAGEMENT_RATE':
-        return { rank: 0, position: { key: centsOfDecimal(values[0] as string | number), id: String(values[1]) } };
-      case 'RELEVANCE':
-        return { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
-    }
   }
 
   /** Before a row changes (its orders find it by its key as they sorted it), or is added or removed. */

@@ -1,4 +1,3 @@
-import { decodeCursor } from '../../domain/cursors.js';
 import type { LiveStreamIndexRow } from '../../domain/index-rows.js';
 import { liveStreamOrder } from '../../domain/orders.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, valueCounts } from '../../domain/facets.js';
@@ -8,7 +7,7 @@ import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
 import type { IndexPage, IndexWindow } from '../types.js';
-import { indexPageOf, pageSegments, type SegmentPosition } from './paging.js';
+import { indexPageOf, pageSegments, positionOfCursor } from './paging.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
 // whole every collector pass, so it is rebuilt from the database on every change. Each filtered
@@ -130,17 +129,12 @@ export class LiveStreamIndex {
 
   search(filter: LiveStreamFilter, page: IndexWindow): IndexPage {
     const { bits, count } = this.#matches(filter);
-    const decode = (cursor: string | null | undefined, field: string): SegmentPosition | null => {
-      if (cursor == null) return null;
-      const values = decodeCursor(liveStreamOrder, cursor, field);
-      return { rank: 0, position: { key: Number(values[0]), id: String(values[1]) } };
-    };
     const result = pageSegments([{ rank: 0, bits, count, order: this.#order }], {
       first: page.first,
       last: page.last,
       offset: page.offset,
-      after: decode(page.after, 'after'),
-      before: decode(page.before, 'before'),
+      after: positionOfCursor(liveStreamOrder, page.after, 'after'),
+      before: positionOfCursor(liveStreamOrder, page.before, 'before'),
     });
     return indexPageOf(liveStreamOrder, page, result, count);
   }

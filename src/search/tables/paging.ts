@@ -1,7 +1,7 @@
-import { encodeCursor } from '../../domain/cursors.js';
+import { decodeCursor, encodeCursor } from '../../domain/cursors.js';
 import type { Order } from '../../domain/orders.js';
 import { bitsOf } from '../primitives/bitset.js';
-import { decimalOfCents } from '../primitives/decimal.js';
+import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import type { IndexPage, IndexWindow } from '../types.js';
 import type { Bounds } from '../primitives/range-index.js';
 import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
@@ -90,6 +90,20 @@ export function cursorOf(order: Order, { rank, position }: SegmentPosition): str
   const type = order.keys[order.keys.length - 2].type;
   const key = type === 'decimal' ? decimalOfCents(position.key) : type === 'timestamp' ? new Date(position.key).toISOString() : position.key;
   return encodeCursor(order.name, order.keys.length === 3 ? [rank, key, position.id] : [key, position.id]);
+}
+
+/**
+ * The place a cursor names in its order, or null for none: cursorOf read back (a 400 naming
+ * `field` for a cursor of another order or with values that do not fit it).
+ */
+export function positionOfCursor(order: Order, cursor: string | null | undefined, field: string): SegmentPosition | null {
+  if (cursor == null) return null;
+  const values = decodeCursor(order, cursor, field);
+  const tiered = order.keys.length === 3;
+  const value = values[tiered ? 1 : 0];
+  const type = order.keys[order.keys.length - 2].type;
+  const key = type === 'decimal' ? centsOfDecimal(value as string | number) : type === 'timestamp' ? Date.parse(String(value)) : Number(value);
+  return { rank: tiered ? Number(values[0]) : 0, position: { key, id: String(values.at(-1)) } };
 }
 
 /** A page as every table answers it: its rows' ids (from their places), cursors unless the window said none, places, flags and total. */

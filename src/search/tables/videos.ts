@@ -1,5 +1,4 @@
 import { channelNumericBounds } from '../../domain/bounds.js';
-import { decodeCursor } from '../../domain/cursors.js';
 import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
 import { videoOrders } from '../../domain/orders.js';
 import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.js';
@@ -17,7 +16,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage, IndexWindow } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { DEFAULT_FIRST, indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, type SearchProbe, type Segment, type SegmentPosition, type SlotPage } from './paging.js';
+import { DEFAULT_FIRST, indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -291,8 +290,8 @@ export class VideoIndex {
       first: page.first,
       last: page.last,
       offset: page.offset,
-      after: this.#position(search, page.after, 'after'),
-      before: this.#position(search, page.before, 'before'),
+      after: positionOfCursor(videoOrders[search.sort], page.after, 'after'),
+      before: positionOfCursor(videoOrders[search.sort], page.before, 'before'),
     };
     if (!needsTotal) {
       const tested = this.#pageByTest(search, window, probe);
@@ -312,15 +311,6 @@ export class VideoIndex {
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
     return indexPageOf(videoOrders[search.sort], page, result, count);
-  }
-
-  /** A cursor's place in the search's order (newest: date and id; relevance: tier, plays and id). */
-  #position(search: VideoSearch, cursor: string | null | undefined, field: string): SegmentPosition | null {
-    if (cursor == null) return null;
-    const values = decodeCursor(videoOrders[search.sort], cursor, field);
-    return search.sort === 'NEWEST'
-      ? { rank: 0, position: { key: Date.parse(String(values[0])), id: String(values[1]) } }
-      : { rank: Number(values[0]), position: { key: Number(values[1]), id: String(values[2]) } };
   }
 
   /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
