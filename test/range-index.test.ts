@@ -76,7 +76,7 @@ function randomBounds(f: Fixture, integer: boolean): Bounds {
 const within = (value: number, b: Bounds) =>
   !Number.isNaN(value) && value >= (b.min ?? -Infinity) && (b.maxExclusive ? value < b.max! : value <= (b.max ?? Infinity));
 
-function check(f: Fixture, integer: boolean, label: string, searches = 60): void {
+function check(f: Fixture, integer: boolean, label: string, searches = 60, sweep = false): void {
   const slots = f.valueOf.length;
   const words = Math.ceil(slots / 32);
   const scratch = new Uint32Array(words);
@@ -121,6 +121,18 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60): void
     const outside = f.valueOf.flatMap((value, slot) => (within(value, bounds) && (slot >>> 5 < window.from || slot >>> 5 >= window.to) ? [slot] : []));
     expect(outside, `${label}: window of ${JSON.stringify(bounds)}`).toEqual([]);
   }
+  if (!sweep) return;
+  // A maximum at every stored value and just below it: among them each bucket's last whole number,
+  // where the bucket lies wholly inside the bound and only the buckets above it go (random bounds
+  // rarely land there).
+  const all = new Uint32Array(words).fill(0xffffffff);
+  const values = [...new Set(f.valueOf.filter((value) => !Number.isNaN(value)))].sort((a, b) => a - b);
+  for (const value of values.flatMap((value) => [value - 1, value])) {
+    const rows = all.slice();
+    f.index.selectInto(rows, words, { max: value }, scratch);
+    const kept = bitsOf(rows).filter((slot) => slot < slots);
+    expect(kept.length, `${label}: at most ${value}`).toBe(f.valueOf.filter((stored) => within(stored, { max: value })).length);
+  }
 }
 
 function roundTrip(f: Fixture, integer: boolean, buckets?: number): Fixture {
@@ -145,7 +157,7 @@ describe('the bit-sliced range index', () => {
       for (let slot = 0; slot < slots; slot++) f.put(slot, f.draw());
       f.index.rebalance(slots);
       f.order?.rebuild();
-      check(f, integer, 'after the load');
+      check(f, integer, 'after the load', 60, integer);
 
       // Rows move between buckets, become NULL, and new slots arrive past the rebalanced size.
       for (let n = 0; n < 1_500; n++) f.put(rng.int(0, slots - 1), f.draw());
