@@ -60,3 +60,12 @@ export function checkCursors(sort: Order, args: PageArgs): void {
 }
 
 export const DEFAULT_FIRST = 20;
+
+/**
+ * `first` forward, `last` (or `before` alone) backward, and the page size either way: the one
+ * reading of a window for the SQL path, the search index and its partitions.
+ */
+export function pageDirection(args: { first?: number | null; last?: number | null; before?: unknown }): { backward: boolean; limit: number } {
+  const backward = args.last != null || (args.before != null && args.first == null);
+  return { backward, limit: (backward ? args.last : args.first) ?? DEFAULT_FIRST };
+}

@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import { type CursorValue, decodeCursor, DEFAULT_FIRST, encodeCursor, type Page, type PageArgs } from '../domain/cursors.js';
+import { type CursorValue, decodeCursor, encodeCursor, type Page, type PageArgs, pageDirection } from '../domain/cursors.js';
 import type { KeyType, Order } from '../domain/orders.js';
 import { toCount } from './values.js';
 
@@ -30,12 +30,6 @@ function cursorValue(value: unknown, type: KeyType): CursorValue {
   return value as CursorValue;
 }
 
-/** `first` forward, `last` (or `before` alone) backward, and the page size either way. */
-function direction(args: PageArgs): { backward: boolean; limit: number } {
-  const backward = args.last != null || (args.before != null && args.first == null);
-  return { backward, limit: (backward ? args.last : args.first) ?? DEFAULT_FIRST };
-}
-
 /** `(<keys>) < (:after)` and `(<keys>) > (:before)`, for the cursors given. */
 function cursorConditions(keys: RawBuilder<unknown>[], sort: SortKey, args: PageArgs): RawBuilder<boolean>[] {
   const tuple = sql.join(keys);
@@ -54,7 +48,7 @@ function cursorConditions(keys: RawBuilder<unknown>[], sort: SortKey, args: Page
 
 /** The page's rows in order, their cursors and flags, from the rows fetched (limit + 1 at most). */
 function pageOf<O>(fetched: Record<string, unknown>[], sort: SortKey, args: PageArgs): Page<O> {
-  const { backward, limit } = direction(args);
+  const { backward, limit } = pageDirection(args);
   const hasMore = fetched.length > limit;
   const rows = fetched.slice(0, limit);
   if (backward) rows.reverse();
@@ -72,7 +66,7 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
   sort: SortKey,
   args: PageArgs,
 ): Promise<Page<O>> {
-  const { backward, limit } = direction(args);
+  const { backward, limit } = pageDirection(args);
   let q = query as SelectQueryBuilder<any, any, any>;
   sort.expressions.forEach((expression, index) => {
     q = q.select(expression.as(keyAlias(index)));
@@ -104,7 +98,7 @@ export async function fetchGroupedPages<O>(
   sort: SortKey,
   args: PageArgs,
 ): Promise<Map<string, { page: Page<O>; total: number }>> {
-  const { backward, limit } = direction(args);
+  const { backward, limit } = pageDirection(args);
   let q = matches as SelectQueryBuilder<any, any, any>;
   sort.expressions.forEach((expression, index) => {
     q = q.select(expression.as(keyAlias(index)));

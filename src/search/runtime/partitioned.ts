@@ -1,4 +1,4 @@
-import { DEFAULT_FIRST, type PageArgs } from '../../domain/cursors.js';
+import { type PageArgs, pageDirection } from '../../domain/cursors.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, type RangeCount, valueCounts, type CreatorFacet, type VideoFacet } from '../../domain/facets.js';
 import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
@@ -86,14 +86,11 @@ async function settle(work: Promise<void>[]): Promise<void> {
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** Whether a window is read backward (last/before), as the index and the SQL path read it (src/search/tables/paging.ts). */
-const isBackward = (page: PageArgs) => page.last != null || (page.before != null && page.first == null);
-
 /** The window each partition answers: the offset and the page, from the same cursor, no offset, no cursors. */
 function widened(page: PageArgs): IndexWindow {
-  const offset = page.offset ?? 0;
-  if (isBackward(page)) return { ...page, last: offset + (page.last ?? DEFAULT_FIRST), offset: null, withoutCursors: true };
-  return { ...page, first: offset + (page.first ?? DEFAULT_FIRST), offset: null, withoutCursors: true };
+  const { backward, limit } = pageDirection(page);
+  const rows = (page.offset ?? 0) + limit;
+  return { ...page, ...(backward ? { last: rows } : { first: rows }), offset: null, withoutCursors: true };
 }
 
 /** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
@@ -101,8 +98,7 @@ function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage |
   if (answers.some((answer) => answer === null)) return null;
   const pages = answers as IndexPage[];
   const offset = page.offset ?? 0;
-  const backward = isBackward(page);
-  const limit = (backward ? page.last : page.first) ?? DEFAULT_FIRST;
+  const { backward, limit } = pageDirection(page);
   // Each partition's rows are in the order already: merged by taking the first of the heads.
   const rows = mergeOrdered(pages);
   // Rows beyond the widened window in some partition, or more rows than the window in all of them.
@@ -112,11 +108,12 @@ function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage |
   const kept = rows.slice(start, end);
   const sortKeys = new Float64Array(kept.length * 2);
   kept.forEach(({ part, row }, i) => sortKeys.set(pages[part].sortKeys.subarray(2 * row, 2 * row + 2), 2 * i));
+  const ids = kept.map(({ part, row }) => pages[part].ids[row]);
   const totals = pages.map((answer) => answer.total);
   const merged: IndexPage = {
-    ids: kept.map(({ part, row }) => pages[part].ids[row]),
+    ids,
     // Made here for the rows kept only: a partition's window may be thousands of rows.
-    cursors: kept.map((_, i) => cursorOf(order, { rank: sortKeys[2 * i], position: { key: sortKeys[2 * i + 1], id: pages[kept[i].part].ids[kept[i].row] } })),
+    cursors: ids.map((id, i) => cursorOf(order, { rank: sortKeys[2 * i], position: { key: sortKeys[2 * i + 1], id } })),
     sortKeys,
     hasNextPage: backward ? page.before != null : more,
     hasPreviousPage: backward ? more : page.after != null || offset > 0,

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '../../domain/cursors.js';
+import { decodeCursor, encodeCursor, pageDirection } from '../../domain/cursors.js';
 import type { Order } from '../../domain/orders.js';
 import { bitsOf } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
@@ -79,8 +79,6 @@ export interface SlotPage {
   hasPreviousPage: boolean;
 }
 
-export const DEFAULT_FIRST = 20;
-
 /**
  * A row's cursor from its place in its order, for every table: the tier when the order has one
  * (relevance), the key as the order's type spells it (cents as a decimal, milliseconds as an
@@ -151,8 +149,7 @@ export function isSmallSegment(count: number, probe: SearchProbe = {}): boolean 
 export function pageSegments(segments: readonly Segment[], request: PageRequest, probe: SearchProbe = {}): SlotPage {
   const after = request.after ?? null;
   const before = request.before ?? null;
-  const backward = request.last != null || (before !== null && request.first == null);
-  const limit = (backward ? request.last : request.first) ?? DEFAULT_FIRST;
+  const { backward, limit } = pageDirection(request);
   const take = limit + 1;
   const found: { slot: number; rank: number; order: SortOrder }[] = [];
   let skip = request.offset ?? 0;

@@ -1,4 +1,5 @@
 import { channelNumericBounds } from '../../domain/bounds.js';
+import { pageDirection } from '../../domain/cursors.js';
 import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
 import { videoOrders } from '../../domain/orders.js';
 import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.js';
@@ -16,7 +17,7 @@ import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage, IndexWindow } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
-import { DEFAULT_FIRST, indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
+import { indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -286,16 +287,17 @@ export class VideoIndex {
    * falls back to the bitset.
    */
   search(search: VideoSearch, page: IndexWindow, probe?: SearchProbe, needsTotal = true): IndexPage {
+    const order = videoOrders[search.sort];
     const window: PageRequest = {
       first: page.first,
       last: page.last,
       offset: page.offset,
-      after: positionOfCursor(videoOrders[search.sort], page.after, 'after'),
-      before: positionOfCursor(videoOrders[search.sort], page.before, 'before'),
+      after: positionOfCursor(order, page.after, 'after'),
+      before: positionOfCursor(order, page.before, 'before'),
     };
     if (!needsTotal) {
       const tested = this.#pageByTest(search, window, probe);
-      if (tested) return indexPageOf(videoOrders[search.sort], page, tested, null);
+      if (tested) return indexPageOf(order, page, tested, null);
     }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
@@ -310,13 +312,13 @@ export class VideoIndex {
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
-    return indexPageOf(videoOrders[search.sort], page, result, count);
+    return indexPageOf(order, page, result, count);
   }
 
   /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
   #pageByTest(search: VideoSearch, window: PageRequest, probe?: SearchProbe): SlotPage | null {
     // Rows tested before giving up: a few thousand, more for a deep window (about 1 row in 64 matching).
-    const wanted = (window.offset ?? 0) + (window.first ?? window.last ?? DEFAULT_FIRST) + 1;
+    const wanted = (window.offset ?? 0) + pageDirection(window).limit + 1;
     const accept = this.#rowTest(search, probe?.rowTestBudget ?? 4_096 + 64 * wanted);
     if (!accept) return null;
     const segment: Segment = { rank: 0, bits: NO_WORDS, count: Infinity, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)), accept };
