@@ -8,7 +8,8 @@ import { loadConfig } from '../src/config.js';
 import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
 import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../src/domain/facets.js';
-import { videoSorts } from '../src/domain/orders.js';
+import { creatorOrders, liveStreamOrder, videoOrders, videoSorts } from '../src/domain/orders.js';
+import { cursorsOf } from '../src/search/tables/paging.js';
 import type { CreatorSearch } from '../src/inputs/creators.js';
 import { defaultVideoSort, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
 import type { Logger } from '../src/observability/log.js';
@@ -111,7 +112,7 @@ async function compareRandomSearches(seed: string): Promise<{ creators: number; 
     if (search) {
       const first = await expectSame((index) => index.creators(search, { first: 30 }, creatorFacets), { search });
       if ((first?.total ?? 0) > 0) nonEmpty++;
-      for (const page of windows(rng, first?.cursors ?? [])) await expectSame((index) => index.creators(search, page), { search, page });
+      for (const page of windows(rng, first ? cursorsOf(creatorOrders[search.sort], first) : [])) await expectSame((index) => index.creators(search, page), { search, page });
       creators++;
     }
     const videoArgs = videosArgs.safeParse({ filter: randomVideoFilter(rng, videoRows, channelRows), sortBy: pick(rng, [undefined, ...videoSorts]) });
@@ -119,7 +120,7 @@ async function compareRandomSearches(seed: string): Promise<{ creators: number; 
       const videoFilter = videoArgs.data.filter ?? {};
       const search: VideoSearch = { filter: videoFilter, sort: videoArgs.data.sortBy ?? defaultVideoSort(videoFilter) };
       const first = await expectSame((index) => index.videos(search, { first: 30 }, videoFacets), { search });
-      for (const page of windows(rng, first?.cursors ?? [])) {
+      for (const page of windows(rng, first ? cursorsOf(videoOrders[search.sort], first) : [])) {
         await expectSame((index) => index.videos(search, page), { search, page });
         // Without a total: each partition walks its order testing rows.
         if (search.sort === 'NEWEST') await expectSame((index) => index.videos(search, page, undefined, false), { search, page, needsTotal: false });
@@ -132,7 +133,7 @@ async function compareRandomSearches(seed: string): Promise<{ creators: number; 
   }
   for (const filter of [{}, { type: 'LIVE' as const }, { language: 'en' }]) {
     const first = await expectSame((index) => index.liveStreams(filter, { first: 25 }, liveFacets), { filter });
-    for (const page of windows(rng, first?.cursors ?? [])) await expectSame((index) => index.liveStreams(filter, page), { filter, page });
+    for (const page of windows(rng, first ? cursorsOf(liveStreamOrder, first) : [])) await expectSame((index) => index.liveStreams(filter, page), { filter, page });
   }
   return { creators, videos, nonEmpty };
 }

@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { seedDemo } from '../src/cli/seed.js';
 import type { PageArgs } from '../src/domain/cursors.js';
 import type { ChannelIndexRow, CreatorIndexRow, VideoIndexRow } from '../src/domain/index-rows.js';
+import { creatorOrders, videoOrders } from '../src/domain/orders.js';
 import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSort } from '../src/inputs/creators.js';
 import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
 import { RangeIndex } from '../src/search/primitives/range-index.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
-import type { SearchProbe } from '../src/search/tables/paging.js';
+import { cursorsOf, type SearchProbe } from '../src/search/tables/paging.js';
 import { VideoIndex } from '../src/search/tables/videos.js';
 import type { IndexPage } from '../src/search/types.js';
 import { expandCategoryIds } from '../src/store/categories.js';
@@ -86,15 +87,16 @@ async function randomSearches(index: CreatorIndex, rng: SeededRandom, runs: numb
     const search = await searchOf(parsed.data.filter!, sort);
     const page = randomPage(rng);
     const first = await compare(index, search, page, `${label} #${run}`);
+    const cursors = cursorsOf(creatorOrders[search.sort], first);
     if (first.total! > 0) nonEmpty++;
     // Follow the cursors one page on, forward and back, as a client walks.
-    if (first.cursors.length > 0 && page.offset == null) {
-      await compare(index, search, { first: page.first ?? page.last ?? 20, after: first.cursors.at(-1) }, `${label} #${run} after`);
-      await compare(index, search, { last: page.first ?? page.last ?? 20, before: first.cursors[0] }, `${label} #${run} before`);
+    if (cursors.length > 0 && page.offset == null) {
+      await compare(index, search, { first: page.first ?? page.last ?? 20, after: cursors.at(-1) }, `${label} #${run} after`);
+      await compare(index, search, { last: page.first ?? page.last ?? 20, before: cursors[0] }, `${label} #${run} before`);
       // An offset from a cursor counts across relevance tiers, as SQL's OFFSET does.
       const skip = 1 + (run % 7);
-      await compare(index, search, { first: 10, after: first.cursors[0], offset: skip }, `${label} #${run} after + offset`);
-      await compare(index, search, { last: 10, before: first.cursors.at(-1), offset: skip }, `${label} #${run} before + offset`);
+      await compare(index, search, { first: 10, after: cursors[0], offset: skip }, `${label} #${run} after + offset`);
+      await compare(index, search, { last: 10, before: cursors.at(-1), offset: skip }, `${label} #${run} before + offset`);
     }
   }
   return nonEmpty;
@@ -210,8 +212,9 @@ describe('a creator search bounded on its sort key', () => {
         const found = await compare(index, search, page, 'bounded on the sort key', probe);
         expect(found.total, context).toBeGreaterThan(100);
         expectReadWithin(keys, found, bounds, single ? page : null, context);
-        if (page.offset != null || found.cursors.length === 0) continue;
-        for (const next of [{ first: 20, after: found.cursors.at(-1) }, { last: 20, before: found.cursors[0] }]) {
+        const cursors = cursorsOf(creatorOrders[search.sort], found);
+        if (page.offset != null || cursors.length === 0) continue;
+        for (const next of [{ first: 20, after: cursors.at(-1) }, { last: 20, before: cursors[0] }]) {
           const watched = watch();
           const following = await compare(index, search, next, 'bounded on the sort key, by cursor', watched.probe);
           expectReadWithin(watched.keys, following, bounds, single ? next : null, `${context} then ${JSON.stringify(next)}`);
@@ -341,11 +344,12 @@ describe('the in-memory video index', () => {
   /** One page, then (without an offset) one page on from its last cursor and one back from its first. */
   async function compareVideoPages(search: VideoSearch, page: PageArgs, label: string) {
     const first = await compareVideos(search, page, label);
-    if (first.cursors.length > 0 && page.offset == null) {
-      await compareVideos(search, { first: 20, after: first.cursors.at(-1) }, `${label} after`);
-      await compareVideos(search, { last: 20, before: first.cursors[0] }, `${label} before`);
-      await compareVideos(search, { first: 10, after: first.cursors[0], offset: 3 }, `${label} after + offset`);
-      await compareVideos(search, { last: 10, before: first.cursors.at(-1), offset: 3 }, `${label} before + offset`);
+    const cursors = cursorsOf(videoOrders[search.sort], first);
+    if (cursors.length > 0 && page.offset == null) {
+      await compareVideos(search, { first: 20, after: cursors.at(-1) }, `${label} after`);
+      await compareVideos(search, { last: 20, before: cursors[0] }, `${label} before`);
+      await compareVideos(search, { first: 10, after: cursors[0], offset: 3 }, `${label} after + offset`);
+      await compareVideos(search, { last: 10, before: cursors.at(-1), offset: 3 }, `${label} before + offset`);
     }
     return first;
   }
@@ -375,9 +379,10 @@ describe('the in-memory video index', () => {
         if (own.success) {
           const channelId = rng.chance(0.9) ? pick(rng, videoRows).channelId : 'no-such-channel';
           const inChannel = await compareVideos({ filter: own.data, sort, channelId }, { first: rng.int(1, 10) }, `channel video #${run}`);
-          if (inChannel.cursors.length > 0) {
-            await compareVideos({ filter: own.data, sort, channelId }, { first: 3, after: inChannel.cursors.at(-1) }, `channel video #${run} after`);
-            await compareVideos({ filter: own.data, sort, channelId }, { last: 3, before: inChannel.cursors[0] }, `channel video #${run} before`);
+          const cursors = cursorsOf(videoOrders[sort], inChannel);
+          if (cursors.length > 0) {
+            await compareVideos({ filter: own.data, sort, channelId }, { first: 3, after: cursors.at(-1) }, `channel video #${run} after`);
+            await compareVideos({ filter: own.data, sort, channelId }, { last: 3, before: cursors[0] }, `channel video #${run} before`);
           }
         }
       }

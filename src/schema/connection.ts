@@ -1,7 +1,9 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Page } from '../domain/cursors.js';
 import type { FacetAnswer, FacetRequest } from '../domain/facets.js';
+import type { Order } from '../domain/orders.js';
 import type { RowCache } from '../search/row-cache.js';
+import { cursorAt } from '../search/tables/paging.js';
 import type { IndexPage } from '../search/types.js';
 import { builder } from './builder.js';
 import { facetSource, type FacetSource, type FacetsDefinition } from './facets.js';
@@ -103,6 +105,8 @@ export async function searchConnection<Node, F extends string = string>(
   info: GraphQLResolveInfo,
   found: Promise<IndexPage | null> | null,
   source: {
+    /** The search's order: the index answers each row's place in it, and cursors are made from that when asked. */
+    order: Order;
     facets: {
       /** What the operation asks of this connection (also given to the index's search). */
       requested: readonly FacetRequest<F>[];
@@ -127,10 +131,15 @@ export async function searchConnection<Node, F extends string = string>(
     return { ...(await connection(info, source.sqlPage, source.sqlCount)), facets: facetSource(requested, answers, alone) };
   }
   const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
-  const cursorOf = new Map(indexed.ids.map((id, i) => [id, indexed.cursors[i]]));
+  let cursors: string[] | undefined;
   const page: Page<Node> = {
     rows,
-    cursors: rows.map((row) => cursorOf.get(source.idOf(row))!),
+    // Made on first read: most pages never show a cursor (REST, nested `nodes`).
+    get cursors() {
+      if (cursors) return cursors;
+      const rowOf = new Map(indexed.ids.map((id, row) => [id, row]));
+      return (cursors = rows.map((node) => cursorAt(source.order, indexed, rowOf.get(source.idOf(node))!)));
+    },
     hasNextPage: indexed.hasNextPage,
     hasPreviousPage: indexed.hasPreviousPage,
   };

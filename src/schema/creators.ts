@@ -111,10 +111,12 @@ builder.queryField('creators', (t) =>
         categoryIds,
         sort: args.sortBy ?? defaultCreatorSort(filter),
       };
-      checkCursors(creatorOrders[search.sort], args);
+      const order = creatorOrders[search.sort];
+      checkCursors(order, args);
       const facets = requestedFacets(info, ctx, CreatorFacets);
       await ctx.access.reserve('search.creators', info.path.key as string);
       return searchConnection(info, ctx.services.search?.creators(search, args, facets) ?? null, {
+        order,
         facets: { requested: facets, sql: (requests) => creatorFacets(ctx.readDb, search, requests) },
         rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),
         idOf: (creator) => creator.userId,

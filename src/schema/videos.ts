@@ -79,6 +79,7 @@ ChannelType.implement({
           return found;
         };
         return searchConnection(info, answer.then((found) => found.indexed), {
+          order: videoOrders[query.sort],
           facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
           rowsById: async () => {
             const found = await answer;
@@ -146,12 +147,14 @@ builder.queryField('videos', (t) =>
       const args = ctx.validated(videosArgs, rawArgs);
       const filter = args.filter ?? {};
       const search: VideoSearch = { filter, sort: args.sortBy ?? defaultVideoSort(filter) };
-      checkCursors(videoOrders[search.sort], args);
+      const order = videoOrders[search.sort];
+      checkCursors(order, args);
       const facets = requestedFacets(info, ctx, VideoFacets);
       await ctx.access.reserve('search.videos', info.path.key as string);
       // Without totalCount or facets a newest-first page may be walked without counting (VideoIndex.search).
       const needsTotal = selectsTotalCount(info);
       return searchConnection(info, ctx.services.search?.videos(search, args, facets, needsTotal) ?? null, {
+        order,
         facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,
         idOf: (video) => video.videoId,

@@ -7,23 +7,13 @@ import type { VideoSearch } from '../inputs/videos.js';
 import type { SearchRows } from './row-cache.js';
 
 // What the rest of the service sees of the search index: a search answers the exact total and the
-// page's ids and cursors (the rows are read by key, src/store/), or null while its table is not
+// page's ids and their places in the order (the rows are read by key, src/store/), or null while its table is not
 // loaded (the caller then runs the SQL path). primitives/ are the data structures, tables/ the
 // three tables' indexes over them, runtime/ loads them, follows the change feed and runs the thread.
-
-/**
- * A window as a partition is asked it (runtime/partitioned.ts): without the rows' cursors, which
- * the merge makes for the rows it keeps (a deep window is thousands of rows a partition).
- */
-export interface IndexWindow extends PageArgs {
-  withoutCursors?: boolean;
-}
 
 /** One page as the index answers it. */
 export interface IndexPage {
   ids: string[];
-  /** One per row, unless the window asked for none (IndexWindow.withoutCursors). */
-  cursors: string[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   /** The exact number of matches; null when the caller said it needs none (see Search.videos). */
@@ -31,7 +21,8 @@ export interface IndexPage {
   /**
    * Each row's place in its order as two numbers, its tier (relevance; else 0) and its sort key,
    * row after row: with the id, what a search split over partitions merges pages by
-   * (runtime/partitioned.ts), without reading the cursors back.
+   * (runtime/partitioned.ts), and what a row's cursor is made of where a client asks for one
+   * (tables/paging.ts cursorAt): the index makes no cursors.
    */
   sortKeys: Float64Array;
   /** The facets asked with the search, in the order asked, counted on the same match as `total`. */
@@ -43,7 +34,7 @@ export type ServerRows = SearchRows<Creator, Video, Channel, LiveStream>;
 
 /**
  * The search boundary. In: a validated filter, an order, a window (first/after, last/before or
- * offset) and facet requests. Out: the exact total, the page's ids and cursors, and the facet
+ * offset) and facet requests. Out: the exact total, the page's ids and places, and the facet
  * counts; or null when it cannot answer now, and the caller runs the SQL path. Fed by the change
  * feed (src/store/changes.ts); rows are read by key outside it. The embedded index (LocalSearch,
  * SearchThread) is one implementation; docs/scale-out.md describes another, on OpenSearch.

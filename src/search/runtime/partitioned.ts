@@ -1,19 +1,16 @@
 import { type PageArgs, pageDirection } from '../../domain/cursors.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, type RangeCount, valueCounts, type CreatorFacet, type VideoFacet } from '../../domain/facets.js';
-import { creatorOrders, liveStreamOrder, type Order, videoOrders } from '../../domain/orders.js';
 import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
-import { cursorOf } from '../tables/paging.js';
-import type { IndexPage, IndexWindow, Search, SearchIndexStats, ServerRows } from '../types.js';
+import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.js';
 
 // The search index split into partitions (./partition.ts), each a Search of its own in a thread
 // of its own, behind the one Search the service sees. A search goes to every partition at once;
 // each answers the page as if it were the whole index but for the window widened to the offset
 // plus the page (a partition cannot know which of its rows the others push off the page), and the
 // answers merge: totals and facet counts add up, pages merge by each row's place in the order
-// (IndexPage.sortKeys and the id). Partitions make no cursors (IndexWindow.withoutCursors): a deep
-// window is thousands of rows a partition, and only the page's rows need one.
+// (IndexPage.sortKeys and the id).
 
 export class PartitionedSearch implements Search {
   constructor(
@@ -28,27 +25,26 @@ export class PartitionedSearch implements Search {
   async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets)));
-    return mergePages(creatorOrders[search.sort], page, answers);
+    return mergePages(page, answers);
   }
 
   async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal)));
-    return mergePages(videoOrders[search.sort], page, answers);
+    return mergePages(page, answers);
   }
 
   async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets)));
     if (answers.some((answer) => answer === null)) return null;
-    const order = videoOrders[search.sort];
-    return channelIds.map((_, i) => mergePages(order, page, answers.map((answer) => answer![i]))!);
+    return channelIds.map((_, i) => mergePages(page, answers.map((answer) => answer![i]))!);
   }
 
   async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
     const window = widened(page);
     const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets)));
-    return mergePages(liveStreamOrder, page, answers);
+    return mergePages(page, answers);
   }
 
   stats(): SearchIndexStats {
@@ -86,15 +82,15 @@ async function settle(work: Promise<void>[]): Promise<void> {
   if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** The window each partition answers: the offset and the page, from the same cursor, no offset, no cursors. */
-function widened(page: PageArgs): IndexWindow {
+/** The window each partition answers: the offset and the page, from the same cursor, no offset. */
+function widened(page: PageArgs): PageArgs {
   const { backward, limit } = pageDirection(page);
   const rows = (page.offset ?? 0) + limit;
-  return { ...page, ...(backward ? { last: rows } : { first: rows }), offset: null, withoutCursors: true };
+  return { ...page, ...(backward ? { last: rows } : { first: rows }), offset: null };
 }
 
 /** The partitions' answers to `widened(page)` as the whole index's answer to `page`; null if any partition had none. */
-function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
+function mergePages(page: PageArgs, answers: readonly (IndexPage | null)[]): IndexPage | null {
   if (answers.some((answer) => answer === null)) return null;
   const pages = answers as IndexPage[];
   const offset = page.offset ?? 0;
@@ -112,8 +108,6 @@ function mergePages(order: Order, page: PageArgs, answers: readonly (IndexPage |
   const totals = pages.map((answer) => answer.total);
   const merged: IndexPage = {
     ids,
-    // Made here for the rows kept only: a partition's window may be thousands of rows.
-    cursors: ids.map((id, i) => cursorOf(order, { rank: sortKeys[2 * i], position: { key: sortKeys[2 * i + 1], id } })),
     sortKeys,
     hasNextPage: backward ? page.before != null : more,
     hasPreviousPage: backward ? more : page.after != null || offset > 0,

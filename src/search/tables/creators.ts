@@ -1,3 +1,4 @@
+import type { PageArgs } from '../../domain/cursors.js';
 import { creatorNumericBounds } from '../../domain/bounds.js';
 import type { CreatorIndexRow, CreatorKey } from '../../domain/index-rows.js';
 import { creatorOrders } from '../../domain/orders.js';
@@ -13,7 +14,7 @@ import { SnapshotRejected, type SnapshotReader, type Snapshotted, type SnapshotW
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
-import type { IndexPage, IndexWindow } from '../types.js';
+import type { IndexPage } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
@@ -175,7 +176,7 @@ export class CreatorIndex {
   }
 
   /** The page of creator ids a search asks for, with its exact total (src/store/paging.ts semantics). */
-  search(search: CreatorSearch, page: IndexWindow, probe?: SearchProbe): IndexPage {
+  search(search: CreatorSearch, page: PageArgs, probe?: SearchProbe): IndexPage {
     const bounded = this.#boundedByOwnKey(search, probe);
     const { bits, count } = bounded ?? this.#match(search);
     // Every row within the bound matches (the bound alone): only a walk from the bound reads no other.
@@ -187,7 +188,7 @@ export class CreatorIndex {
     const result = pageSegments(segments, { first: page.first, last: page.last, offset: page.offset, after, before }, probe);
     // Tier bitsets are this call's own; the match itself stays cached.
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
-    return indexPageOf(sort, page, result, count);
+    return indexPageOf(result, count);
   }
 
   /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */

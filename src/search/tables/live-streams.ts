@@ -1,3 +1,4 @@
+import type { PageArgs } from '../../domain/cursors.js';
 import type { LiveStreamIndexRow } from '../../domain/index-rows.js';
 import { liveStreamOrder } from '../../domain/orders.js';
 import { type FacetAnswer, type FacetCount, type FacetRequest, type LiveStreamFacet, valueCounts } from '../../domain/facets.js';
@@ -6,7 +7,7 @@ import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import { andInto, forEachBit, popcount } from '../primitives/bitset.js';
 import { Float64Column, RowTable } from '../primitives/row-table.js';
 import { SortOrder } from '../primitives/sort-order.js';
-import type { IndexPage, IndexWindow } from '../types.js';
+import type { IndexPage } from '../types.js';
 import { indexPageOf, pageSegments, positionOfCursor } from './paging.js';
 
 // The live-stream snapshot in memory. It is small (tens of thousands of streams) and replaced as a
@@ -127,7 +128,7 @@ export class LiveStreamIndex {
     });
   }
 
-  search(filter: LiveStreamFilter, page: IndexWindow): IndexPage {
+  search(filter: LiveStreamFilter, page: PageArgs): IndexPage {
     const { bits, count } = this.#matches(filter);
     const result = pageSegments([{ rank: 0, bits, count, order: this.#order }], {
       first: page.first,
@@ -136,6 +137,6 @@ export class LiveStreamIndex {
       after: positionOfCursor(liveStreamOrder, page.after, 'after'),
       before: positionOfCursor(liveStreamOrder, page.before, 'before'),
     });
-    return indexPageOf(liveStreamOrder, page, result, count);
+    return indexPageOf(result, count);
   }
 }

@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor, pageDirection } from '../../domain/cursors.
 import type { Order } from '../../domain/orders.js';
 import { bitsOf } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
-import type { IndexPage, IndexWindow } from '../types.js';
+import type { IndexPage } from '../types.js';
 import type { Bounds } from '../primitives/range-index.js';
 import type { Position, SortOrder, Walk } from '../primitives/sort-order.js';
 import type { BoundCount } from './own-key.js';
@@ -104,11 +104,24 @@ export function positionOfCursor(order: Order, cursor: string | null | undefined
   return { rank: tiered ? Number(values[0]) : 0, position: { key, id: String(values.at(-1)) } };
 }
 
-/** A page as every table answers it: its rows' ids (from their places), cursors unless the window said none, places, flags and total. */
-export function indexPageOf(order: Order, window: IndexWindow, result: SlotPage, total: number | null): IndexPage {
+/**
+ * The cursor of a page's row `row`, from its place and id: made where a client asks for one, on
+ * the thread that renders it. The index answers places only: most pages are read for their rows
+ * (REST, `nodes`, nested connections) and never show a cursor.
+ */
+export function cursorAt(order: Order, page: Pick<IndexPage, 'ids' | 'sortKeys'>, row: number): string {
+  return cursorOf(order, { rank: page.sortKeys[2 * row], position: { key: page.sortKeys[2 * row + 1], id: page.ids[row] } });
+}
+
+/** Every row's cursor (tests; a connection makes them when asked, src/schema/connection.ts). */
+export function cursorsOf(order: Order, page: Pick<IndexPage, 'ids' | 'sortKeys'>): string[] {
+  return page.ids.map((_, row) => cursorAt(order, page, row));
+}
+
+/** A page as every table answers it: its rows' ids and places (from which cursors are made), flags and total. */
+export function indexPageOf(result: SlotPage, total: number | null): IndexPage {
   return {
     ids: result.positions.map(({ position }) => position.id),
-    cursors: window.withoutCursors ? [] : result.positions.map((position) => cursorOf(order, position)),
     sortKeys: sortKeysOf(result.positions),
     hasNextPage: result.hasNextPage,
     hasPreviousPage: result.hasPreviousPage,

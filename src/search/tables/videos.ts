@@ -1,5 +1,5 @@
 import { channelNumericBounds } from '../../domain/bounds.js';
-import { pageDirection } from '../../domain/cursors.js';
+import { type PageArgs, pageDirection } from '../../domain/cursors.js';
 import type { ChannelIndexRow, VideoIndexRow } from '../../domain/index-rows.js';
 import { videoOrders } from '../../domain/orders.js';
 import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.js';
@@ -14,7 +14,7 @@ import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/
 import { SortOrder } from '../primitives/sort-order.js';
 import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
-import type { IndexPage, IndexWindow } from '../types.js';
+import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
@@ -286,7 +286,7 @@ export class VideoIndex {
    * without totalCount); `total` is then null. Past a budget of rows tested (a rare match) it
    * falls back to the bitset.
    */
-  search(search: VideoSearch, page: IndexWindow, probe?: SearchProbe, needsTotal = true): IndexPage {
+  search(search: VideoSearch, page: PageArgs, probe?: SearchProbe, needsTotal = true): IndexPage {
     const order = videoOrders[search.sort];
     const window: PageRequest = {
       first: page.first,
@@ -297,7 +297,7 @@ export class VideoIndex {
     };
     if (!needsTotal) {
       const tested = this.#pageByTest(search, window, probe);
-      if (tested) return indexPageOf(order, page, tested, null);
+      if (tested) return indexPageOf(tested, null);
     }
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
@@ -312,7 +312,7 @@ export class VideoIndex {
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
     if (inChannel !== null && !listed) this.#pool.give(bits);
-    return indexPageOf(order, page, result, count);
+    return indexPageOf(result, count);
   }
 
   /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
