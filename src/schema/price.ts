@@ -214,13 +214,16 @@ class Walker {
   field(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], pageSize: number | null): Measure {
     const key = `${parent.name}.${field.name}`;
     const price = prices[key];
+    const type = getNullableType(field.type);
+    const named = getNamedType(type);
+    const leaf = !isObjectType(named) && !isAbstractType(named);
+    // Most fields of a document are unpriced scalars: nothing below them, no argument read.
+    if (leaf && !price) return ZERO;
     const args = getArgumentValues(field, nodes[0], this.variables);
     let units = price?.units ?? 0;
     if (price?.perArgumentItem) units += price.perArgumentItem.units * lengthOf(args[price.perArgumentItem.argument], MAX_IDS_PER_LOOKUP);
 
-    const type = getNullableType(field.type);
-    const named = getNamedType(type);
-    if (!isObjectType(named) && !isAbstractType(named)) return { units, nodes: 0 };
+    if (leaf) return { units, nodes: 0 };
     const possible = isAbstractType(named) ? this.schema.getPossibleTypes(named) : [named];
     // A connection's edges and nodes hold its page; other lists their bound.
     const page = isConnection(named) ? pageSizeOf(args) : null;
