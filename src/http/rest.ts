@@ -2,7 +2,7 @@ import { ApiError, type ErrorCode, type FieldError, isApiError } from '../domain
 import { errorReport } from '../observability/log.js';
 import { decodeRestInput, restFieldErrors } from '../rest/codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from '../rest/envelope.js';
-import { renderRest } from '../rest/render.js';
+import { restRenderer } from '../rest/render.js';
 import { type RestRoute, restRoutes } from '../rest/routes.js';
 import { compiledPlan } from '../schema/compiled.js';
 import { createContext } from '../schema/context.js';
@@ -14,10 +14,13 @@ import type { RequestScope } from './scope.js';
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
 
 // Each route's operation compiled once (src/schema/compiled.ts): no parse, no validation and no
-// generic execution walk per request.
-for (const route of restRoutes) {
-  if (!compiledPlan(schema, route.document)) throw new Error(`REST route ${route.path} does not compile`);
-}
+// generic execution walk per request; and its rendering derived once (src/rest/render.ts).
+const renderers = new Map(
+  restRoutes.map((route) => {
+    if (!compiledPlan(schema, route.document)) throw new Error(`REST route ${route.path} does not compile`);
+    return [route, restRenderer(schema, route.document)];
+  }),
+);
 
 /**
  * The REST door: the route (404), then the scope's pipeline, then the route's persisted GraphQL
@@ -45,9 +48,7 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
       const context = createContext(services, scope.access, scope.databases, { argumentsValidated: true });
       const result = await compiledPlan(schema, route!.document)!.query(undefined, context, route!.variables(input));
       if (result.errors?.length) throw result.errors[0];
-      const [rootName, rootValue] = Object.entries(result.data ?? {})[0];
-      const rootType = schema.getQueryType()!.getFields()[rootName].type;
-      const rendered = renderRest(rootValue, rootType) as Record<string, unknown>;
+      const rendered = renderers.get(route!)!(result.data as Record<string, unknown>);
       response = jsonResponse(200, successBody(route!.data(rendered, input)));
     }
     succeeded = true;

@@ -22,8 +22,8 @@ import { type RestRoute, restRoutes } from './routes.js';
 
 // The OpenAPI 3.1 document of the REST routes, built from what serves them: request bodies and
 // parameters are the JSON Schema of each route's REST-level zod schema (src/rest/codecs.ts), items
-// are the route's persisted GraphQL selection walked against the schema types as renderRest walks
-// the values, and `data` is shaped by the route's own dataSchema. `npm run openapi` writes it to
+// are the route's persisted GraphQL selection walked against the schema types, named and valued as
+// src/rest/render.ts renders them, and `data` is shaped by the route's own dataSchema. `npm run openapi` writes it to
 // openapi.json; the service serves it at /api/openapi.json.
 
 const PING_PATH = '/api/ping';
@@ -97,7 +97,7 @@ const ref = (section: string, name: string) => ({ $ref: `#/components/${section}
 class ItemSchemas {
   readonly schemas: Record<string, JsonSchema> = {};
 
-  /** The JSON Schema of a value of `type` with `selection`, as renderRest renders it. */
+  /** The JSON Schema of a value of `type` with `selection`, as src/rest/render.ts renders it. */
   value(type: GraphQLOutputType, selection: SelectionSetNode | undefined): JsonSchema {
     return isNonNullType(type) ? this.nonNull(type.ofType, selection) : nullable(this.nonNull(type, selection));
   }
@@ -277,7 +277,7 @@ function queryParameters(route: RestRoute) {
   }));
 }
 
-/** The JSON Schema of the route's root field as renderRest renders it; nested objects become components. */
+/** The JSON Schema of the route's root field as src/rest/render.ts renders it; nested objects become components. */
 function rootSchema(route: RestRoute, items: ItemSchemas): ObjectSchema {
   const operation = route.document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const [root] = operation?.selectionSet.selections ?? [];

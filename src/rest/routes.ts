@@ -7,6 +7,7 @@ import { liveStreamFilterShape, liveStreamSearchBody } from '../inputs/live-stre
 import { realtimeMediasArgs } from '../inputs/medias.js';
 import { videoFilterShape, videoSearchBody } from '../inputs/videos.js';
 import { describe, objectSchema, type JsonSchema, type ObjectSchema } from './json-schema.js';
+import { restDocument } from './render.js';
 
 // The contract's REST routes as persisted GraphQL operations: each runs the very same resolver
 // as its GraphQL twin, and the selection below is the contract's item shape, stated once.
@@ -18,6 +19,7 @@ export interface RestRoute {
   endpoint: RestEndpointId;
   /** The request body (POST) or query parameters (GET), in the schema's camelCase names. */
   input: z.ZodType & { shape: Record<string, z.ZodType> };
+  /** The persisted operation, every field aliased to its REST name (render.ts). */
   document: DocumentNode;
   variables(input: Record<string, unknown>): Record<string, unknown>;
   /** The envelope's `data` from the root field, already rendered in REST names. */
@@ -46,13 +48,13 @@ function pagedSearch(options: {
     path: options.path,
     endpoint: options.endpoint,
     input: options.body,
-    document: parse(`
+    document: restDocument(parse(`
       query RestSearch($filter: ${options.filterType}, $sortBy: ${options.sortType}, $first: Int, $offset: Int) {
         ${options.root}(filter: $filter, sortBy: $sortBy, first: $first, offset: $offset) {
           totalCount
           nodes { ${options.item} }
         }
-      }`),
+      }`)),
     variables: (input) => {
       const pageSize = (input.pageSize as number | undefined) ?? DEFAULT_PAGE_SIZE;
       const page = (input.page as number | undefined) ?? 1;
@@ -96,13 +98,13 @@ function cursorSearch(options: { path: string; body: RestRoute['input']; filterS
     path: options.path,
     endpoint: 'live.search',
     input: options.body,
-    document: parse(`
+    document: restDocument(parse(`
       query RestLiveSearch($filter: LiveStreamFilter, $first: Int, $last: Int, $after: String, $before: String) {
         liveStreams(filter: $filter, first: $first, last: $last, after: $after, before: $before) {
           pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
           nodes { ${options.item} }
         }
-      }`),
+      }`)),
     variables: (input) => {
       const size = (input.first as number | undefined) ?? DEFAULT_PAGE_SIZE;
       const filter = pick(input, filterKeys);
@@ -133,14 +135,14 @@ function realtimeMediaList(options: { path: string; item: string }): RestRoute {
     path: options.path,
     endpoint: 'realtime.medias',
     input: realtimeMediasArgs,
-    document: parse(`
+    document: restDocument(parse(`
       query RestRealtimeMedias($userId: String!, $offset: String) {
         realtimeMedias(userId: $userId, offset: $offset) {
           more
           offset
           medias { ${options.item} }
         }
-      }`),
+      }`)),
     variables: (input) => ({ userId: input.userId, offset: input.offset ?? null }),
     data: (root) => root,
     dataSchema: (root) => root,
