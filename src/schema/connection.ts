@@ -14,7 +14,7 @@ import { selectsField } from './selections.js';
 
 export interface ConnectionResult<Node> {
   page: Page<Node>;
-  totalCount: () => Promise<number>;
+  totalCount: () => number | Promise<number>;
   /** A search connection's facets, counted from the filter that gives totalCount. */
   facets?: FacetSource;
 }
@@ -131,26 +131,57 @@ export async function searchConnection<Node, F extends string = string>(
     return { ...(await connection(info, source.sqlPage, source.sqlCount)), facets: facetSource(requested, answers, alone) };
   }
   const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
-  let cursors: string[] | undefined;
-  const page: Page<Node> = {
-    rows,
-    // Made on first read: most pages never show a cursor (REST, nested `nodes`).
-    get cursors() {
-      if (cursors) return cursors;
-      const rowOf = new Map(indexed.ids.map((id, row) => [id, row]));
-      return (cursors = rows.map((node) => cursorAt(source.order, indexed, rowOf.get(source.idOf(node))!)));
-    },
-    hasNextPage: indexed.hasNextPage,
-    hasPreviousPage: indexed.hasPreviousPage,
-  };
+  return indexedConnection(indexed, rows, source.order, source.idOf, requested, alone, source.sqlCount);
+}
+
+/**
+ * A connection from the index's page and its rows (a row deleted since the index last read the
+ * change feed left out): its facets as the index counted them, a facet it did not count by
+ * `countAlone`, and its total as counted, or by `sqlCount` when the search was told none is asked
+ * (selectsTotalCount) and it is after all.
+ */
+export function indexedConnection<Node>(
+  indexed: IndexPage,
+  rows: Node[],
+  order: Order,
+  idOf: (node: Node) => string,
+  requested: readonly FacetRequest[],
+  countAlone: (request: FacetRequest) => Promise<FacetAnswer>,
+  sqlCount: () => Promise<number>,
+): ConnectionResult<Node> {
   const counted = indexed.facets ?? [];
-  const facets = facetSource(
-    requested.slice(0, counted.length),
-    counted.map((answer) => Promise.resolve(answer)),
-    alone,
-  );
-  // No total when the search was told none is asked (selectsTotalCount); counted by SQL if it is after all.
-  return { page, totalCount: async () => indexed.total ?? source.sqlCount(), facets };
+  return {
+    page: new IndexedPage(indexed, rows, order, idOf),
+    totalCount: () => indexed.total ?? sqlCount(),
+    facets: facetSource(
+      requested.slice(0, counted.length),
+      counted.map((answer) => Promise.resolve(answer)),
+      countAlone,
+    ),
+  };
+}
+
+/** A page of the index: its cursors are made on first read, from the rows' places (most pages never show one: REST, nested `nodes`). */
+class IndexedPage<Node> implements Page<Node> {
+  readonly hasNextPage: boolean;
+  readonly hasPreviousPage: boolean;
+  #cursors: string[] | null = null;
+
+  constructor(
+    private readonly indexed: IndexPage,
+    readonly rows: Node[],
+    private readonly order: Order,
+    private readonly idOf: (node: Node) => string,
+  ) {
+    this.hasNextPage = indexed.hasNextPage;
+    this.hasPreviousPage = indexed.hasPreviousPage;
+  }
+
+  get cursors(): string[] {
+    if (this.#cursors) return this.#cursors;
+    const rowOf = new Map(this.indexed.ids.map((id, row) => [id, row]));
+    return (this.#cursors = this.rows.map((node) => cursorAt(this.order, this.indexed, rowOf.get(this.idOf(node))!)));
+  }
 }
 
 /** Whether the operation selects this connection field's totalCount (every merged node, fragments, @skip/@include). */

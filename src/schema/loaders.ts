@@ -123,12 +123,11 @@ export function graphLoaders(options: {
   // taxonomy (a few hundred rows) is read once per request that needs it.
   let taxonomy: Promise<Taxonomy> | null = null;
 
-  // A channel's own videos: their channel is the one that asked (already loaded), so no join.
-  const channelVideo = new DataLoader<string, Video | null>((ids) => readByKey(ids, rows()?.videos ?? null, (missing) => videosById(readDb, missing), videoIdOf));
-
   // Every `Channel.videos` of a document level arrives in one batch: those of the same place in
   // the document (one query object, see ChannelVideosQuery) are answered together, from the index
-  // (one call for all the channels, then one read of all their rows) or by one SQL statement.
+  // (one call for all the channels of a place) or by one SQL statement; then the rows of every
+  // indexed page, whatever its place, in one read by key. Their channel is the one that asked
+  // (already loaded), so no join.
   const queryIds = new Map<ChannelVideosQuery, number>();
   const queryId = (query: ChannelVideosQuery) => {
     let id = queryIds.get(query);
@@ -144,6 +143,7 @@ export function graphLoaders(options: {
         if (group) group.push(i);
         else groups.set(key.query, [i]);
       });
+      const indexed: { members: number[]; found: IndexPage[] }[] = [];
       await Promise.all(
         [...groups].map(async ([query, members]) => {
           const { page, facets } = query;
@@ -151,15 +151,25 @@ export function graphLoaders(options: {
           const channelIds = members.map((i) => keys[i].channelId);
           const found = search ? await search.channelVideos(filtered, channelIds, page, facets) : null;
           if (found) {
-            const loaded = await channelVideo.loadMany([...new Set(found.flatMap((page) => page.ids))]);
-            const byId = new Map(loaded.flatMap((row) => (row && !(row instanceof Error) ? [[row.videoId, row] as const] : [])));
-            members.forEach((i, j) => (answers[i] = { indexed: found[j], rows: found[j].ids.flatMap((id) => byId.get(id) ?? []) }));
+            indexed.push({ members, found });
             return;
           }
           const pages = await searchChannelsVideos(readDb, channelIds, filtered, page);
           for (const i of members) answers[i] = { indexed: null, ...pages.get(keys[i].channelId)! };
         }),
       );
+      if (indexed.length > 0) {
+        // A DataLoader here made two promises a video (a hundred rows a page of 20 channels) for nothing to batch.
+        const ids = [...new Set(indexed.flatMap(({ found }) => found.flatMap((page) => page.ids)))];
+        const videos = await readByKey(ids, rows()?.videos ?? null, (missing) => videosById(readDb, missing), videoIdOf);
+        const byId = new Map<string, Video>();
+        ids.forEach((id, i) => {
+          if (videos[i]) byId.set(id, videos[i]);
+        });
+        for (const { members, found } of indexed) {
+          members.forEach((i, j) => (answers[i] = { indexed: found[j], rows: found[j].ids.flatMap((id) => byId.get(id) ?? []) }));
+        }
+      }
       return answers;
     },
     { cacheKeyFn: (key) => `${queryId(key.query)}:${key.channelId}` },

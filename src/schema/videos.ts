@@ -1,5 +1,5 @@
 import { checkCursors } from '../domain/cursors.js';
-import type { VideoFacet } from '../domain/facets.js';
+import type { FacetRequest, VideoFacet } from '../domain/facets.js';
 import { videoOrders } from '../domain/orders.js';
 import type { Channel, Video } from '../domain/records.js';
 import { valueFacetArgs } from '../inputs/facets.js';
@@ -9,12 +9,14 @@ import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import type { ChannelVideosQuery } from './loaders.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
-import { connectionType, pageArgs, searchConnection, selectsTotalCount } from './connection.js';
+import { connectionType, indexedConnection, pageArgs, searchConnection, selectsTotalCount } from './connection.js';
 import type { Context } from './context.js';
-import { facetsType, requestedFacets } from './facets.js';
+import { facetSource, facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
 import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
+
+const videoIdOf = (video: Video) => video.videoId;
 
 const VideoKind = enumFromZod('VideoType', videoTypeSchema);
 const VideoSort = enumFromZod('VideoSort', videoSort);
@@ -62,33 +64,24 @@ ChannelType.implement({
         sortBy: t.arg({ type: VideoSort }),
         ...pageArgs(t.arg),
       },
-      resolve: (channel, rawArgs, ctx, info) => {
+      resolve: async (channel, rawArgs, ctx, info) => {
         const query = ctx.perField(info, (): ChannelVideosQuery => {
           const { filter, sortBy, ...page } = ctx.validated(channelVideosArgs, rawArgs);
           const sort = sortBy ?? defaultVideoSort(filter ?? {});
           checkCursors(videoOrders[sort], page);
           return { filter: filter ?? {}, sort, page, facets: requestedFacets(info, ctx, VideoFacets) };
         });
-        const search = { filter: query.filter, sort: query.sort, channelId: channel.channelId };
-        const facets = query.facets;
         // Batched with the same field under every other channel of the page (src/schema/loaders.ts).
-        const answer = ctx.loaders.channelVideos.load({ query, channelId: channel.channelId });
-        const bySql = async () => {
-          const found = await answer;
-          if (found.indexed) throw new Error('the index answered this page');
-          return found;
-        };
-        return searchConnection(info, answer.then((found) => found.indexed), {
-          order: videoOrders[query.sort],
-          facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
-          rowsById: async () => {
-            const found = await answer;
-            return found.indexed ? found.rows : [];
-          },
-          idOf: (video) => video.videoId,
-          sqlPage: async () => (await bySql()).page,
-          sqlCount: async () => (await bySql()).total,
-        });
+        const found = await ctx.loaders.channelVideos.load({ query, channelId: channel.channelId });
+        const search: VideoSearch = { filter: query.filter, sort: query.sort, channelId: channel.channelId };
+        const alone = (request: FacetRequest) => videoFacets(ctx.readDb, search, [request as FacetRequest<VideoFacet>]).then((answers) => answers[0]);
+        if (found.indexed) {
+          return indexedConnection(found.indexed, found.rows, videoOrders[query.sort], videoIdOf, query.facets, alone, () => countVideos(ctx.readDb, search));
+        }
+        const answers = query.facets.map(alone);
+        // A facet re-raises its failure when asked.
+        for (const answer of answers) answer.catch(() => {});
+        return { page: found.page, totalCount: () => found.total, facets: facetSource(query.facets, answers, alone) };
       },
     }),
   }),
@@ -157,7 +150,7 @@ builder.queryField('videos', (t) =>
         order,
         facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,
-        idOf: (video) => video.videoId,
+        idOf: videoIdOf,
         cache: ctx.services.search?.rows.videos,
         sqlPage: () => searchVideos(ctx.readDb, search, args),
         sqlCount: () => countVideos(ctx.readDb, search),
