@@ -121,14 +121,12 @@ export async function searchConnection<Node, F extends string = string>(
     sqlCount: () => Promise<number>;
   },
 ): Promise<ConnectionResult<Node>> {
-  const { requested, sql: sqlFacets } = source.facets;
-  const alone = (request: FacetRequest) => sqlFacets([request as FacetRequest<F>]).then((answers) => answers[0]);
+  const { requested } = source.facets;
+  const alone = facetAlone(source.facets.sql);
   const indexed = await found;
   if (!indexed) {
-    const answers = requested.map(alone);
-    // As for the count: a failed page re-raises first; a facet re-raises when asked.
-    for (const answer of answers) answer.catch(() => {});
-    return { ...(await connection(info, source.sqlPage, source.sqlCount)), facets: facetSource(requested, answers, alone) };
+    const facets = sqlFacetSource(requested, alone);
+    return { ...(await connection(info, source.sqlPage, source.sqlCount)), facets };
   }
   const rows = source.cache ? await source.cache.read(indexed.ids, source.rowsById, source.idOf) : await source.rowsById(indexed.ids);
   return indexedConnection(indexed, rows, source.order, source.idOf, requested, alone, source.sqlCount);
@@ -182,6 +180,21 @@ class IndexedPage<Node> implements Page<Node> {
     const rowOf = new Map(this.indexed.ids.map((id, row) => [id, row]));
     return (this.#cursors = this.rows.map((node) => cursorAt(this.order, this.indexed, rowOf.get(this.idOf(node))!)));
   }
+}
+
+/** One facet counted alone by `sql` (one GROUP BY statement per facet it is given). */
+export function facetAlone<F extends string>(sql: (requests: readonly FacetRequest<F>[]) => Promise<FacetAnswer[]>): (request: FacetRequest) => Promise<FacetAnswer> {
+  return (request) => sql([request as FacetRequest<F>]).then((answers) => answers[0]);
+}
+
+/**
+ * The SQL path's facets: every one asked is started now, beside the page. As for the count, a
+ * failed page re-raises first; a failed facet re-raises when it is asked for.
+ */
+export function sqlFacetSource(requested: readonly FacetRequest[], countAlone: (request: FacetRequest) => Promise<FacetAnswer>): FacetSource {
+  const answers = requested.map(countAlone);
+  for (const answer of answers) answer.catch(() => {});
+  return facetSource(requested, answers, countAlone);
 }
 
 /** Whether the operation selects this connection field's totalCount (every merged node, fragments, @skip/@include). */

@@ -9,9 +9,9 @@ import { countVideos, searchVideos, videoFacets } from '../store/videos.js';
 import type { ChannelVideosQuery } from './loaders.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
-import { connectionType, indexedConnection, pageArgs, searchConnection, selectsTotalCount } from './connection.js';
+import { connectionType, facetAlone, indexedConnection, pageArgs, searchConnection, selectsTotalCount, sqlFacetSource } from './connection.js';
 import type { Context } from './context.js';
-import { facetSource, facetsType, requestedFacets } from './facets.js';
+import { facetsType, requestedFacets } from './facets.js';
 import { Gender } from './gender.js';
 import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
@@ -74,14 +74,11 @@ ChannelType.implement({
         // Batched with the same field under every other channel of the page (src/schema/loaders.ts).
         const found = await ctx.loaders.channelVideos.load({ query, channelId: channel.channelId });
         const search: VideoSearch = { filter: query.filter, sort: query.sort, channelId: channel.channelId };
-        const alone = (request: FacetRequest) => videoFacets(ctx.readDb, search, [request as FacetRequest<VideoFacet>]).then((answers) => answers[0]);
+        const alone = facetAlone((requests: readonly FacetRequest<VideoFacet>[]) => videoFacets(ctx.readDb, search, requests));
         if (found.indexed) {
           return indexedConnection(found.indexed, found.rows, videoOrders[query.sort], videoIdOf, query.facets, alone, () => countVideos(ctx.readDb, search));
         }
-        const answers = query.facets.map(alone);
-        // A facet re-raises its failure when asked.
-        for (const answer of answers) answer.catch(() => {});
-        return { page: found.page, totalCount: () => found.total, facets: facetSource(query.facets, answers, alone) };
+        return { page: found.page, totalCount: () => found.total, facets: sqlFacetSource(query.facets, alone) };
       },
     }),
   }),
