@@ -3,6 +3,7 @@ import {
   getNullableType,
   type GraphQLObjectType,
   type GraphQLOutputType,
+  type GraphQLSchema,
   isEnumType,
   isListType,
   isObjectType,
@@ -34,7 +35,7 @@ export function restDocument(document: DocumentNode): DocumentNode {
  * How a result of `document` (one root field, fields only) is rendered: its enum values lowercased
  * in place, then its root field's value returned.
  */
-export function restRenderer(schema: { getQueryType(): GraphQLObjectType | null | undefined }, document: DocumentNode): (data: Record<string, unknown>) => Record<string, unknown> {
+export function restRenderer(schema: GraphQLSchema, document: DocumentNode): (data: Record<string, unknown>) => Record<string, unknown> {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const [root] = operation?.selectionSet.selections ?? [];
   if (!operation || root?.kind !== Kind.FIELD) throw new Error('a REST document selects one root field');
