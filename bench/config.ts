@@ -1,7 +1,9 @@
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
 import { describeFields, fieldErrorsFromZod } from '../src/domain/errors.js';
 import { SYSTEM_NAMES, type SystemName } from './clients.js';
+import { ROOT } from './systems.js';
 
 // Every BENCH_* setting, read and checked in one place; a bad value stops the run naming it.
 
@@ -55,6 +57,40 @@ const benchEnv = z.object({
    * measures the service without the others' hour of counting at ×10: no equivalence check (the
    * floor is the reference), no ratios, and a part of the results of its own.
    */
+  /**
+   * bench/compare.ts only: the services to compare, `name: VAR=value …` separated by `;`, e.g.
+   * `before: HEAP_GROWTH_PERCENT=25; after: HEAP_GROWTH_PERCENT=50`. `ROOT=<dir>` starts the built
+   * checkout in that folder (another revision's worktree) instead of this one.
+   */
+  BENCH_VARIANTS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return null;
+      const variants = text
+        .split(';')
+        .map((part) => part.trim())
+        .filter(Boolean)
+        .map((part) => {
+          const colon = part.indexOf(':');
+          const name = (colon < 0 ? part : part.slice(0, colon)).trim();
+          const assignments = colon < 0 ? [] : part.slice(colon + 1).trim().split(/\s+/).filter(Boolean);
+          const env: Record<string, string> = {};
+          for (const assignment of assignments) {
+            const equals = assignment.indexOf('=');
+            if (equals <= 0) ctx.addIssue({ code: 'custom', message: `"${assignment}" in ${name} is not VAR=value` });
+            else env[assignment.slice(0, equals)] = assignment.slice(equals + 1);
+          }
+          return { name, env };
+        });
+      const names = new Set(variants.map((variant) => variant.name));
+      if (variants.length < 2 || names.size < variants.length || variants.some((variant) => !/^[\w.-]+$/.test(variant.name))) {
+        ctx.addIssue({ code: 'custom', message: 'needs two or more variants with distinct names (letters, digits, . _ -)' });
+      }
+      return variants.map(({ name, env: { ROOT: root, ...env } }) => ({ name, root: root ? resolve(root) : ROOT, env }));
+    }),
+  /** bench/compare.ts only: rounds, each measuring every variant once, in turn (the order reversed every other round). */
+  BENCH_ROUNDS: z.coerce.number().int().min(1).max(50).default(3),
   BENCH_SYSTEMS: z
     .string()
     .default(SYSTEM_NAMES.join(','))
@@ -97,6 +133,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env) {
     snapshotDir: e.BENCH_SNAPSHOT_DIR ?? null,
     /** The service's SEARCH_PARTITIONS (it passes through to the service), read as the service reads it: one snapshot file each. */
     servicePartitions: loadConfig({ SEARCH_PARTITIONS: env.SEARCH_PARTITIONS }).searchPartitions,
+    variants: e.BENCH_VARIANTS,
+    rounds: e.BENCH_ROUNDS,
     /** In SYSTEM_NAMES order, whatever order they were given in. */
     systems: SYSTEM_NAMES.filter((name) => e.BENCH_SYSTEMS.includes(name)),
   };

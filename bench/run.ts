@@ -1,7 +1,7 @@
 // npm run bench: the service against PostGraphile v4 and a raw-SQL floor, over HTTP, on the same
 // seeded PostgreSQL database, in one run. Progress on stderr; the results table on stdout and in
 // bench/RESULTS.md. Settings: bench/config.ts (BENCH_* variables).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkSessions, type CheckOutcome, type Target } from './check.js';
@@ -12,7 +12,7 @@ import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
 import type { Session } from './specs.js';
 import { describeRows, resultSections, statementsTable, writeResults, type WorkloadResult } from './report.js';
 import { startStatementCounter, type StatementCounter } from './statement-counter.js';
-import { createServiceKey, peakRssMb, ROOT, runCommand, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
+import { createServiceKey, findSnapshot, peakRssMb, ROOT, runCommand, snapshotWritten, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
 import { sessionSequence, workloads as allWorkloads, type Vocabulary, type Workload } from './workloads.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -192,23 +192,6 @@ async function main(): Promise<number> {
     await Promise.all(running.map((s) => s.stop()));
     await Promise.all(relays.map((relay) => relay.close()));
     if (keptDir === null) rmSync(snapshotDir, { recursive: true, force: true });
-  }
-}
-
-/** The snapshot files in `dir`, one per partition of the service's index, or null until all are there. */
-function findSnapshot(dir: string, partitions: number): { bytes: number } | null {
-  const files = readdirSync(dir).filter((name) => name.endsWith('.snapshot'));
-  return files.length < partitions ? null : { bytes: files.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0) };
-}
-
-/** The snapshot files the service writes once its index is built (ready may come a moment before). */
-async function snapshotWritten(dir: string, withinMs: number, partitions: number): Promise<{ bytes: number }> {
-  const started = performance.now();
-  for (;;) {
-    const found = findSnapshot(dir, partitions);
-    if (found) return found;
-    if (performance.now() - started > withinMs) throw new Error(`the service wrote no index snapshot in ${dir}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -3,7 +3,8 @@
 // (floor-server.ts). Each prints "… listening on <url>" when ready; its stderr is kept (last
 // lines only) to explain a crash.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { SystemName } from './clients.js';
@@ -33,8 +34,8 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
   return env;
 }
 
-function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv): Promise<RunningSystem> {
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<RunningSystem> {
+  const child: ChildProcess = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_KEPT);
@@ -81,10 +82,16 @@ function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv): Promis
  * The service, once ready: it listens at once and serves searches through SQL until its in-memory
  * index has loaded, and /readyz says 200 only then (a load balancer would wait the same way).
  */
-export async function startService(databaseUrl: string, snapshotDir: string, readyWithinMs = READY_TIMEOUT_MS * 4): Promise<RunningSystem> {
+export async function startService(
+  databaseUrl: string,
+  snapshotDir: string,
+  readyWithinMs = READY_TIMEOUT_MS * 4,
+  variant: ServiceVariant = { root: ROOT, env: {} },
+): Promise<RunningSystem> {
   // BENCH_SERVICE_NODE_ARGS go to the service's node alone (e.g. --cpu-prof to see where its time goes).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], childEnv(databaseUrl, { SEARCH_SNAPSHOT_DIR: snapshotDir }));
+  const env = childEnv(databaseUrl, { ...variant.env, SEARCH_SNAPSHOT_DIR: snapshotDir });
+  const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], env, variant.root);
   const started = performance.now();
   for (;;) {
     service.assertAlive();
@@ -100,6 +107,29 @@ export async function startService(databaseUrl: string, snapshotDir: string, rea
   process.stderr.write(`bench: service ready (search index loaded) after ${readySeconds.toFixed(1)} s\n`);
   return { ...service, readySeconds };
 }
+/** Which service to start: a built checkout (this one, or another revision's) and settings of its own (bench/compare.ts). */
+export interface ServiceVariant {
+  root: string;
+  env: Record<string, string>;
+}
+
+/** The snapshot files in `dir`, one per partition of the service's index, or null until all are there. */
+export function findSnapshot(dir: string, partitions: number): { bytes: number } | null {
+  const files = readdirSync(dir).filter((name) => name.endsWith('.snapshot'));
+  return files.length < partitions ? null : { bytes: files.reduce((sum, name) => sum + statSync(join(dir, name)).size, 0) };
+}
+
+/** The snapshot files the service writes once its index is built (ready may come a moment before). */
+export async function snapshotWritten(dir: string, withinMs: number, partitions: number): Promise<{ bytes: number }> {
+  const started = performance.now();
+  for (;;) {
+    const found = findSnapshot(dir, partitions);
+    if (found) return found;
+    if (performance.now() - started > withinMs) throw new Error(`the service wrote no index snapshot in ${dir}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 /** A process's peak resident memory so far in MiB (Linux VmHWM), or null where /proc has none. */
 export function peakRssMb(pid: number): number | null {
   try {
