@@ -139,6 +139,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
     rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 10_000),
-    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 50),
+    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
   };
 }
