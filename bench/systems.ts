@@ -107,6 +107,7 @@ export async function startService(
   process.stderr.write(`bench: service ready (search index loaded) after ${readySeconds.toFixed(1)} s\n`);
   return { ...service, readySeconds };
 }
+
 /** Which service to start: a built checkout (this one, or another revision's) and settings of its own (bench/compare.ts). */
 export interface ServiceVariant {
   root: string;
