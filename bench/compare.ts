@@ -13,9 +13,10 @@ import { serviceClient } from './clients.js';
 import { loadBenchConfig } from './config.js';
 import { prepareDatabase, readVocabulary } from './database.js';
 import { drive, fetchPage, HttpClient, percentile, type Measurement } from './load.js';
+import { fixed } from './report.js';
 import type { Session } from './specs.js';
 import { createServiceKey, findSnapshot, peakRssMb, snapshotWritten, startService, type RunningSystem } from './systems.js';
-import { sessionSequence, workloads as allWorkloads } from './workloads.js';
+import { selectWorkloads, sessionSequence } from './workloads.js';
 
 const log = (line: string) => process.stderr.write(`bench:compare: ${line}\n`);
 
@@ -28,8 +29,7 @@ interface Started {
 async function main(): Promise<number> {
   const config = loadBenchConfig();
   if (!config.variants) throw new Error('BENCH_VARIANTS is required, e.g. "before: HEAP_GROWTH_PERCENT=25; after: HEAP_GROWTH_PERCENT=50"');
-  const workloads = config.workloads ? allWorkloads.filter((w) => config.workloads!.includes(w.id)) : allWorkloads;
-  if (config.workloads && workloads.length !== config.workloads.length) throw new Error(`BENCH_WORKLOADS: unknown workload among ${config.workloads.join(', ')}`);
+  const workloads = selectWorkloads(config.workloads);
   await prepareDatabase(config.databaseUrl, config.scale);
   const vocab = await readVocabulary(config.databaseUrl);
   const key = await createServiceKey(config.databaseUrl);
@@ -100,7 +100,6 @@ async function main(): Promise<number> {
   }
 }
 
-const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
@@ -115,7 +114,8 @@ function comparison(title: string, reference: string, measured: Map<string, Meas
     const rates = runs.map((m) => m.requests / m.seconds);
     const ratios = runs.map((m, round) => m.requests / m.seconds / (base[round].requests / base[round].seconds));
     const cpu = (pick: (m: Measurement) => number) => fixed(median(runs.map((m) => perRequest(m, pick(m)))), 2);
-    const rest = (m: Measurement) => m.cpu.machine - m.cpu.server - m.cpu.loadGenerator;
+    // Clock ticks round each reading: never below nothing.
+    const rest = (m: Measurement) => Math.max(0, m.cpu.machine - m.cpu.server - m.cpu.loadGenerator);
     const errors = runs.reduce((sum, m) => sum + m.errors, 0);
     return `| ${name} | ${rates.map((r) => fixed(r, 0)).join(', ')} | ${name === reference ? '–' : `${fixed(median(ratios), 3)} (${fixed(Math.min(...ratios), 2)}–${fixed(Math.max(...ratios), 2)})`} | ${fixed(median(runs.map((m) => percentile(m.latencies, 0.99))), 1)} | ${cpu((m) => m.cpu.server)} (${cpu((m) => m.cpu.serverThreads.main)} / ${cpu((m) => m.cpu.serverThreads.search)} / ${cpu((m) => m.cpu.serverThreads.runtime)}) | ${cpu(rest)} | ${errors} |`;
   });

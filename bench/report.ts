@@ -36,7 +36,8 @@ export function statementsTable(rows: { workload: Workload; statements: Workload
 
 const LABEL: Record<SystemName, string> = { service: 'service', postgraphile: 'PostGraphile', floor: 'floor' };
 const rate = (m: Measurement | undefined) => (m ? m.requests / m.seconds : NaN);
-const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+/** A figure with `digits` decimals, `–` where there is none. */
+export const fixed = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 /** Requests per second: a decimal where the rate is low enough for it to matter (count-bound workloads at scale). */
 const perSecond = (m: Measurement | undefined) => fixed(rate(m), rate(m) < 100 ? 1 : 0);
 const latency = (m: Measurement | undefined) => (m ? `${fixed(percentile(m.latencies, 0.5), 1)} / ${fixed(percentile(m.latencies, 0.99), 1)}` : '–');

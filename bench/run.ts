@@ -13,7 +13,7 @@ import type { Session } from './specs.js';
 import { describeRows, resultSections, statementsTable, writeResults, type WorkloadResult } from './report.js';
 import { startStatementCounter, type StatementCounter } from './statement-counter.js';
 import { createServiceKey, findSnapshot, peakRssMb, ROOT, runCommand, snapshotWritten, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
-import { sessionSequence, workloads as allWorkloads, type Vocabulary, type Workload } from './workloads.js';
+import { selectWorkloads, sessionSequence, type Vocabulary, type Workload } from './workloads.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
@@ -21,13 +21,6 @@ async function ensureBenchDependencies(): Promise<void> {
   if (existsSync(join(ROOT, 'bench', 'node_modules'))) return;
   log('installing the benchmark-only dependencies (npm ci --prefix bench)');
   await runCommand('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund']);
-}
-
-function selectWorkloads(ids: string[] | null): Workload[] {
-  if (!ids) return allWorkloads;
-  const unknown = ids.filter((id) => !allWorkloads.some((w) => w.id === id));
-  if (unknown.length) throw new Error(`BENCH_WORKLOADS: unknown ${unknown.join(', ')}; known: ${allWorkloads.map((w) => w.id).join(', ')}`);
-  return allWorkloads.filter((w) => ids.includes(w.id));
 }
 
 function reportMismatches(workload: Workload, outcome: CheckOutcome): void {

@@ -355,3 +355,11 @@ export function sessionSequence(workload: Workload, vocab: Vocabulary, seed: str
     return drawn[index];
   };
 }
+
+/** The workloads BENCH_WORKLOADS names (all when unset); an unknown id stops the run naming the known ones. */
+export function selectWorkloads(ids: string[] | null): Workload[] {
+  if (!ids) return workloads;
+  const unknown = ids.filter((id) => !workloads.some((w) => w.id === id));
+  if (unknown.length) throw new Error(`BENCH_WORKLOADS: unknown ${unknown.join(', ')}; known: ${workloads.map((w) => w.id).join(', ')}`);
+  return workloads.filter((w) => ids.includes(w.id));
+}

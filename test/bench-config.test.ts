@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBenchConfig } from '../bench/config.js';
 import { ROOT } from '../bench/systems.js';
+import { selectWorkloads } from '../bench/workloads.js';
 
 // bench:compare's variants (docs/performance.md, "How it runs"): a name and settings each, ROOT
 // for another checkout; a bad list stops the run naming the setting.
@@ -22,5 +23,13 @@ describe('BENCH_VARIANTS', () => {
       expect(() => loadBenchConfig({ BENCH_VARIANTS: bad }), bad).toThrow(/BENCH_VARIANTS/);
     }
     expect(() => loadBenchConfig({ BENCH_VARIANTS: 'a:; b:', BENCH_ROUNDS: '0' })).toThrow(/BENCH_ROUNDS/);
+  });
+});
+
+describe('BENCH_WORKLOADS', () => {
+  it('selects the named workloads and refuses an unknown one, naming the known ones', () => {
+    expect(selectWorkloads(['live-pages', 'creators-broad']).map((w) => w.id)).toEqual(['creators-broad', 'live-pages']);
+    expect(selectWorkloads(null).length).toBeGreaterThan(10);
+    expect(() => selectWorkloads(['creators-broad', 'nope'])).toThrow(/BENCH_WORKLOADS: unknown nope; known: creators-broad/);
   });
 });
