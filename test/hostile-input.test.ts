@@ -121,6 +121,26 @@ describe('numbers that do not fit their column', () => {
   });
 });
 
+describe('variables that do not coerce', () => {
+  it('name the variable and the path to the bad value in it, and charge nothing', async () => {
+    const query = 'query($f: CreatorFilter) { creators(filter: $f, first: 5) { totalCount } }';
+    const before = await quotaUsed();
+    for (const [f, path] of [
+      [{ followerCountMin: 1e20 }, 'f.followerCountMin'],
+      [{ locations: ['US', 7] }, 'f.locations[1]'],
+      [{ verified: 'yes' }, 'f.verified'],
+    ] as const) {
+      const { body } = await app.graphql(query, { f }, key);
+      expect(body.data ?? null).toBeNull();
+      expect(body.errors).toHaveLength(1);
+      expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+      expect(body.errors[0].message).toContain('Variable "$f"');
+      expect(body.errors[0].message).toContain(`"${path}"`);
+    }
+    expect(await quotaUsed()).toBe(before);
+  });
+});
+
 describe('client mistakes are not server errors in the log', () => {
   it('logs variable coercion errors, malformed GET parameters and REST 400s at info at most, one line, no stack', async () => {
     logged.length = 0;

@@ -26,5 +26,10 @@ export function compiledPlan(schema: GraphQLSchema, document: DocumentNode, oper
 export function runCompiled(args: ExecutionArgs, execute: (args: ExecutionArgs) => unknown): unknown {
   const plan = compiledPlan(args.schema, args.document, args.operationName);
   if (!plan) return execute(args);
-  return plan.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  const result = plan.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  // Variables that do not coerce: graphql-jit returns at once, without `data` and before any
+  // resolver, naming a bad input field as if it were the variable ("$followerCountMin" for
+  // `$f.followerCountMin`). graphql's own coercion names the variable and the path in it.
+  if (typeof (result as { then?: unknown }).then !== 'function' && !('data' in result)) return execute(args);
+  return result;
 }
