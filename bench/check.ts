@@ -1,8 +1,8 @@
-// Before anything is timed: the first sessions of each workload run on all three systems, one page
-// at a time, and every page must agree: the same total, the same ids in the same order, and (for
-// cursor sessions) the same answer to "is there a next page", and the same nested answers and
-// facets (PageResult.detail). The floor is the reference.
-import type { SystemClient, SystemName } from './clients.js';
+// Before anything is timed: the first sessions of each workload run on every system (or variant),
+// one page at a time, and every page must agree with the reference's: the same total, the same ids
+// in the same order, and (for cursor sessions) the same answer to "is there a next page", and the
+// same nested answers and facets (PageResult.detail).
+import type { SystemClient } from './clients.js';
 import { fetchPage, runSession, type HttpClient } from './load.js';
 import type { PageResult, Session } from './specs.js';
 
@@ -19,8 +19,8 @@ export interface Mismatch {
   /** 1-based page of the session. */
   page: number;
   detail: string;
-  /** The request the service got for that page: a reproduction. */
-  serviceRequest: string | null;
+  /** The request the departing target got for that page: a reproduction. */
+  request: { name: string; text: string | null } | null;
 }
 
 export interface CheckOutcome {
@@ -28,7 +28,7 @@ export interface CheckOutcome {
   pages: number;
   mismatches: Mismatch[];
   /** Statements each counted system sent for each page it answered, in order (pages run one at a time). */
-  statements: Partial<Record<SystemName, number[]>>;
+  statements: Record<string, number[]>;
 }
 
 type Pages = PageResult[] | { error: string };
@@ -81,56 +81,72 @@ function firstDifference(reference: PageResult[], other: PageResult[]): { page: 
   return null;
 }
 
-/** Cursor of page `page` (1-based) as the service's session saw it, to rebuild its request. */
-function serviceRequest(service: Target, session: Session, pages: Pages, page: number): string | null {
+/** The request `target` got for page `page` (1-based) of its session, rebuilt from the cursor it followed. */
+function requestOf(target: Target, session: Session, pages: Pages, page: number): string | null {
   if (!Array.isArray(pages)) return null;
   const cursor = page > 1 ? (pages[page - 2]?.next ?? null) : null;
-  const call = service.client.request(session, page - 1, cursor);
+  const call = target.client.request(session, page - 1, cursor);
   return `POST ${call.path} ${call.body}`;
 }
 
 /**
- * Compares the first `samples` sessions of a sequence across the systems (at most `samples × 10`
- * pages, so a 100-page walk is checked whole but not twenty times).
+ * Compares the first `samples` sessions of a sequence across the targets (at most `samples × 10`
+ * pages, so a 100-page walk is checked whole but not twenty times): every target against
+ * `reference` (the floor in \`npm run bench\`, the first variant in \`bench:compare\`). Without the
+ * reference among the targets (the service alone) nothing is compared, but a failure still counts.
  */
 export async function checkSessions(
-  targets: Partial<Record<SystemName, Target>>,
+  targets: Record<string, Target>,
+  reference: string,
   sessionAt: (index: number) => Session,
   samples: number,
 ): Promise<CheckOutcome> {
+  const names = Object.keys(targets);
   const outcome: CheckOutcome = { sessions: 0, pages: 0, mismatches: [], statements: {} };
-  for (const name of Object.keys(targets) as SystemName[]) if (targets[name]?.statements) outcome.statements[name] = [];
+  for (const name of names) if (targets[name].statements) outcome.statements[name] = [];
   for (let index = 0; index < samples && outcome.pages < samples * 10; index++) {
     const session = sessionAt(index);
-    const results: Partial<Record<SystemName, Pages>> = {};
-    for (const name of Object.keys(targets) as SystemName[]) results[name] = await pagesOf(targets[name]!, session, outcome.statements[name]);
+    const results: Record<string, Pages> = {};
+    for (const name of names) results[name] = await pagesOf(targets[name], session, outcome.statements[name]);
     outcome.sessions++;
-    const reference = results.floor;
-    if (reference === undefined) {
-      // The service alone (BENCH_SYSTEMS=service): nothing to compare with, but a failure still counts.
-      const pages = results.service!;
-      if (Array.isArray(pages)) outcome.pages += pages.length;
-      else outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `service failed: ${pages.error}`, serviceRequest: null });
+    const expected = results[reference];
+    if (expected === undefined) {
+      for (const name of names) {
+        const pages = results[name];
+        if (Array.isArray(pages)) outcome.pages += pages.length;
+        else outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `${name} failed: ${pages.error}`, request: null });
+      }
       continue;
     }
-    if (!Array.isArray(reference)) {
-      outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `floor failed: ${reference.error}`, serviceRequest: null });
+    if (!Array.isArray(expected)) {
+      outcome.mismatches.push({ sessionIndex: index, session, page: 1, detail: `${reference} failed: ${expected.error}`, request: null });
       continue;
     }
-    outcome.pages += reference.length;
-    for (const name of ['service', 'postgraphile'] as const) {
+    outcome.pages += expected.length;
+    for (const name of names) {
+      if (name === reference) continue;
       const pages = results[name];
-      if (pages === undefined) continue;
-      const difference = Array.isArray(pages) ? firstDifference(reference, pages) : { page: 1, detail: `failed: ${pages.error}` };
+      const difference = Array.isArray(pages) ? firstDifference(expected, pages) : { page: 1, detail: `failed: ${pages.error}` };
       if (!difference) continue;
       outcome.mismatches.push({
         sessionIndex: index,
         session,
         page: difference.page,
-        detail: `${name}: ${difference.detail}; page ${difference.page}: floor ${summary(reference[difference.page - 1])}; ${name} ${summary(Array.isArray(pages) ? pages[difference.page - 1] : undefined)}`,
-        serviceRequest: name === 'service' ? serviceRequest(targets.service!, session, results.service!, difference.page) : null,
+        detail: `${name}: ${difference.detail}; page ${difference.page}: ${reference} ${summary(expected[difference.page - 1])}; ${name} ${summary(Array.isArray(pages) ? pages[difference.page - 1] : undefined)}`,
+        request: { name, text: requestOf(targets[name], session, pages, difference.page) },
       });
     }
   }
   return outcome;
+}
+
+/** Each mismatch on stderr with its session and the request that reproduces it. */
+export function reportMismatches(workloadId: string, outcome: CheckOutcome): void {
+  for (const m of outcome.mismatches) {
+    process.stderr.write(
+      `MISMATCH ${workloadId} session ${m.sessionIndex} page ${m.page}: ${m.detail}\n` +
+        `  session: ${JSON.stringify(m.session)}\n` +
+        (m.request?.text ? `  ${m.request.name} request: ${m.request.text}\n` : ''),
+    );
+  }
 }

@@ -4,11 +4,14 @@
 // drifts by a third within minutes. Every variant runs at once (each from its own index
 // snapshot), and each workload is driven on one at a time for BENCH_SECONDS, round after round,
 // the order reversed every other round; within a round every variant gets the very same
-// requests. No PostGraphile, no floor and no equivalence check: `npm run bench` does those.
+// requests. Before a workload is timed its first BENCH_CHECK_SAMPLES sessions must get the same
+// answers from every variant as from the first (a faster variant that answers otherwise is not
+// faster); no PostGraphile and no floor: `npm run bench` compares with those.
 // Settings: bench/config.ts (BENCH_VARIANTS, BENCH_ROUNDS and the common ones).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { checkSessions, reportMismatches } from './check.js';
 import { serviceClient } from './clients.js';
 import { loadBenchConfig } from './config.js';
 import { prepareDatabase, readVocabulary } from './database.js';
@@ -53,6 +56,19 @@ async function main(): Promise<number> {
       const service = await startService(config.databaseUrl, dir, readyWithinMs, variant);
       started.push({ name: variant.name, service, http: new HttpClient(service.url, config.concurrency) });
       log(`${variant.name}: ${variant.root}${Object.keys(variant.env).length ? ` with ${Object.entries(variant.env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}, ready`);
+    }
+
+    let mismatches = 0;
+    for (const workload of workloads) {
+      const targets = Object.fromEntries(started.map((s) => [s.name, { client, http: s.http }]));
+      const outcome = await checkSessions(targets, started[0].name, sessionSequence(workload, vocab, config.seed), config.checkSamples);
+      log(`checked ${workload.id}: ${outcome.sessions} sessions, ${outcome.pages} pages, ${outcome.mismatches.length} mismatches`);
+      reportMismatches(workload.id, outcome);
+      mismatches += outcome.mismatches.length;
+    }
+    if (mismatches > 0 && !config.allowMismatch) {
+      log(`the variants disagree with ${started[0].name} (above); not measuring. BENCH_ALLOW_MISMATCH=1 measures anyway.`);
+      return 1;
     }
 
     const sections: string[] = [];

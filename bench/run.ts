@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { checkSessions, type CheckOutcome, type Target } from './check.js';
+import { checkSessions, reportMismatches, type CheckOutcome, type Target } from './check.js';
 import { floorClient, postgraphileClient, serviceClient, type SystemClient, type SystemName } from './clients.js';
 import { loadBenchConfig } from './config.js';
 import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
@@ -21,16 +21,6 @@ async function ensureBenchDependencies(): Promise<void> {
   if (existsSync(join(ROOT, 'bench', 'node_modules'))) return;
   log('installing the benchmark-only dependencies (npm ci --prefix bench)');
   await runCommand('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund']);
-}
-
-function reportMismatches(workload: Workload, outcome: CheckOutcome): void {
-  for (const m of outcome.mismatches) {
-    process.stderr.write(
-      `MISMATCH ${workload.id} session ${m.sessionIndex} page ${m.page}: ${m.detail}\n` +
-        `  session: ${JSON.stringify(m.session)}\n` +
-        (m.serviceRequest ? `  service request: ${m.serviceRequest}\n` : ''),
-    );
-  }
 }
 
 async function main(): Promise<number> {
@@ -98,7 +88,7 @@ async function main(): Promise<number> {
       floor: () => floorClient(),
     };
     const systems = Object.fromEntries(running.map((s) => [s.name, s])) as Record<SystemName, RunningSystem>;
-    const targets: Partial<Record<SystemName, Target>> = {};
+    const targets: Record<string, Target> = {};
     for (const name of names) {
       const http = new HttpClient(systems[name].url, config.concurrency);
       https.push(http);
@@ -111,11 +101,11 @@ async function main(): Promise<number> {
     const statements = new Map<Workload, CheckOutcome['statements']>();
     for (const workload of workloads) {
       log(`checking ${workload.id}: the first ${config.checkSamples} sessions on ${serviceAlone ? 'the service alone (no reference to compare with)' : names.join(', ')}`);
-      const outcome = await checkSessions(targets, sessionSequence(workload, vocab, config.seed), config.checkSamples);
+      const outcome = await checkSessions(targets, 'floor', sessionSequence(workload, vocab, config.seed), config.checkSamples);
       checkedSessions += outcome.sessions;
       checkedPages += outcome.pages;
       mismatches += outcome.mismatches.length;
-      reportMismatches(workload, outcome);
+      reportMismatches(workload.id, outcome);
       if (config.countStatements) statements.set(workload, outcome.statements);
     }
     if (config.countStatements) {
