@@ -92,7 +92,7 @@ function requestOf(target: Target, session: Session, pages: Pages, page: number)
 /**
  * Compares the first `samples` sessions of a sequence across the targets (at most `samples × 10`
  * pages, so a 100-page walk is checked whole but not twenty times): every target against
- * `reference` (the floor in \`npm run bench\`, the first variant in \`bench:compare\`). Without the
+ * `reference` (the floor in `npm run bench`, the first variant in `bench:compare`). Without the
  * reference among the targets (the service alone) nothing is compared, but a failure still counts.
  */
 export async function checkSessions(
