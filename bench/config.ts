@@ -32,8 +32,9 @@ const benchEnv = z.object({
   BENCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   BENCH_SECONDS: positive(10),
   BENCH_WARMUP_SECONDS: z.coerce.number().min(0).default(3),
-  /** Sessions per workload whose every page is compared across the three systems before measuring. */
+  /** Sessions per workload whose every page is compared before measuring: across the three systems, or (bench:compare) the variants. */
   BENCH_CHECK_SAMPLES: count(20),
+  /** 1: measure even when the check found answers that differ. */
   BENCH_ALLOW_MISMATCH: z.enum(['0', '1']).default('0'),
   /** 1: stop after the equivalence check (a quick "do they still agree?"). */
   BENCH_CHECK_ONLY: z.enum(['0', '1']).default('0'),
@@ -52,11 +53,6 @@ const benchEnv = z.object({
    * the run's own, removed at the end. The service itself rejects a snapshot of another database.
    */
   BENCH_SNAPSHOT_DIR: z.string().min(1).optional(),
-  /**
-   * Comma-separated systems to run, the service among them; all three when unset. `service` alone
-   * measures the service without the others' hour of counting at ×10: no equivalence check (the
-   * floor is the reference), no ratios, and a part of the results of its own.
-   */
   /**
    * bench/compare.ts only: the services to compare, `name: VAR=value …` separated by `;`, e.g.
    * `before: HEAP_GROWTH_PERCENT=25; after: HEAP_GROWTH_PERCENT=50`. `ROOT=<dir>` starts the built
@@ -91,6 +87,11 @@ const benchEnv = z.object({
     }),
   /** bench/compare.ts only: rounds, each measuring every variant once, in turn (the order reversed every other round). */
   BENCH_ROUNDS: z.coerce.number().int().min(1).max(50).default(3),
+  /**
+   * Comma-separated systems to run, the service among them; all three when unset. `service` alone
+   * measures the service without the others' hour of counting at ×10: no equivalence check (the
+   * floor is the reference), no ratios, and a part of the results of its own.
+   */
   BENCH_SYSTEMS: z
     .string()
     .default(SYSTEM_NAMES.join(','))
