@@ -125,10 +125,10 @@ describe('variables that do not coerce', () => {
   it('name the variable and the path to the bad value in it, and charge nothing', async () => {
     const query = 'query($f: CreatorFilter) { creators(filter: $f, first: 5) { totalCount } }';
     const before = await quotaUsed();
-    for (const [f, path] of [
-      [{ followerCountMin: 1e20 }, 'f.followerCountMin'],
-      [{ locations: ['US', 7] }, 'f.locations[1]'],
-      [{ verified: 'yes' }, 'f.verified'],
+    for (const [f, path, field, why] of [
+      [{ followerCountMin: 1e20 }, 'f.followerCountMin', '$f.followerCountMin', 'SafeInt must be an integer up to 2^53 - 1'],
+      [{ locations: ['US', 7] }, 'f.locations[1]', '$f.locations.1', 'String cannot represent a non string value: 7'],
+      [{ verified: 'yes; at "f.gender"; no' }, 'f.verified', '$f.verified', 'Boolean cannot represent a non boolean value: "yes; at \\"f.gender\\"; no"'],
     ] as const) {
       const { body } = await app.graphql(query, { f }, key);
       expect(body.data ?? null).toBeNull();
@@ -136,7 +136,14 @@ describe('variables that do not coerce', () => {
       expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
       expect(body.errors[0].message).toContain('Variable "$f"');
       expect(body.errors[0].message).toContain(`"${path}"`);
+      // Named as every other 400 names its field, with the reason alone beside it.
+      expect(body.errors[0].extensions.fields).toEqual([{ field, message: why }]);
     }
+    // The whole variable wrong, a printed value holding "; " and quotes, a required one missing.
+    const whole = await app.graphql(query, { f: 'a "; b' }, key);
+    expect(whole.body.errors[0].extensions.fields).toEqual([{ field: '$f', message: 'Expected type "CreatorFilter" to be an object.' }]);
+    const required = await app.graphql('query($n: Int!) { creators(first: $n) { totalCount } }', {}, key);
+    expect(required.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: '$n', message: 'of required type "Int!" was not provided.' }] });
     expect(await quotaUsed()).toBe(before);
   });
 });

@@ -34,7 +34,7 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
   if (error instanceof GraphQLError && isClientMistake(error)) {
     // Our codes are a closed set: yoga's own (GRAPHQL_VALIDATION_FAILED, …) read as BAD_REQUEST,
     // one of ours (a persisted operation's NOT_FOUND) stays.
-    return isErrorCode(error.extensions?.code) ? error : withCode(error, 'BAD_REQUEST');
+    return isErrorCode(error.extensions?.code) ? error : withCode(error, 'BAD_REQUEST', variableFieldErrors(error.message));
   }
   if (original instanceof GraphQLError && typeof original.extensions?.code === 'string') return original;
   // Work ended because its client left or the server is stopping: whoever still listens may retry.
@@ -64,13 +64,35 @@ function isClientMistake(error: GraphQLError): boolean {
   return error.path === undefined && error.originalError instanceof GraphQLError;
 }
 
-function withCode(error: GraphQLError, code: ErrorCode): GraphQLError {
+function withCode(error: GraphQLError, code: ErrorCode, fields: FieldError[]): GraphQLError {
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...(error.extensions ?? {}), code },
+    extensions: { ...(error.extensions ?? {}), code, ...(fields.length > 0 ? { fields } : {}) },
   });
+}
+
+// graphql's messages for a variable that does not coerce (src/execution/values.ts), the only place
+// its path is told: `Variable "$f" got invalid value { a: "x; y" } at "f.a"; <why>`. The value
+// is printed with its strings JSON-quoted: read whole, a quote or "; " inside one ends nothing.
+const PRINTED_VALUE = String.raw`(?:"(?:[^"\\]|\\.)*"|[^"])*?`;
+const NAME = '[_A-Za-z][_0-9A-Za-z]*';
+const BAD_VARIABLE = new RegExp(
+  String.raw`^Variable "\$(${NAME})" (?:got invalid value ${PRINTED_VALUE}(?: at "\1((?:\.${NAME}|\[\d+\])*)")?; )?(.*)$`,
+  's',
+);
+
+/**
+ * `extensions.fields` for a variable that does not coerce, named as our other 400s name theirs
+ * (dot-separated, list positions as numbers) with the variable's `$`: `$f.locations.1`.
+ */
+function variableFieldErrors(message: string): FieldError[] {
+  const match = BAD_VARIABLE.exec(message);
+  if (!match) return [];
+  const [, variable, path = '', why] = match;
+  const field = `$${variable}${path.replace(/\[(\d+)\]/g, '.$1')}`;
+  return [{ field, message: why! }];
 }
 
