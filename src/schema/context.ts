@@ -69,7 +69,7 @@ export function createContext(services: Services, access: RequestAccess, databas
     return found.videos;
   };
   const validated = options.argumentsValidated ? asValidated : parseArguments;
-  const loaders = { channel, ...graphLoaders({ readDb, search, videosById }) };
+  const loaders = { channel, ...graphLoaders({ readDb, search, caller: () => access.caller?.accountId, videosById }) };
   // Keyed by the field's nodes: the executor hands the same array to every element of a list.
   const prepared = new WeakMap<object, unknown>();
   const perField = <T>(info: GraphQLResolveInfo, prepare: () => T): T => {

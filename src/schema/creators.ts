@@ -115,7 +115,7 @@ builder.queryField('creators', (t) =>
       checkCursors(order, args);
       const facets = requestedFacets(info, ctx, CreatorFacets);
       await ctx.access.reserve('search.creators', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.creators(search, args, facets) ?? null, {
+      return searchConnection(info, ctx.services.search?.creators(search, args, facets, ctx.access.caller?.accountId) ?? null, {
         order,
         facets: { requested: facets, sql: (requests) => creatorFacets(ctx.readDb, search, requests) },
         rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),

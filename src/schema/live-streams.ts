@@ -59,7 +59,7 @@ builder.queryField('liveStreams', (t) =>
       checkCursors(liveStreamOrder, args);
       const facets = requestedFacets(info, ctx, LiveStreamFacets);
       await ctx.access.reserve('live.search', info.path.key as string);
-      return searchConnection(info, ctx.services.search?.liveStreams(filter, args, facets) ?? null, {
+      return searchConnection(info, ctx.services.search?.liveStreams(filter, args, facets, ctx.access.caller?.accountId) ?? null, {
         order: liveStreamOrder,
         facets: { requested: facets, sql: (requests) => liveStreamFacets(ctx.readDb, filter, requests) },
         rowsById: (ids) => liveStreamsById(ctx.readDb, ids),

@@ -105,10 +105,12 @@ export interface GraphLoaders {
 export function graphLoaders(options: {
   readDb: Kysely<Database>;
   search: Search | null;
+  /** The account asking, once the key is known: the index serves accounts in turn. */
+  caller: () => string | undefined;
   /** Videos by id with their channels (src/schema/context.ts). */
   videosById: (ids: string[]) => Promise<Video[]>;
 }): GraphLoaders {
-  const { readDb, search } = options;
+  const { readDb, search, caller } = options;
   const rows = () => (search?.ready ? search.rows : null);
 
   const creator = new DataLoader<string, Creator | null>((keys) =>
@@ -149,7 +151,7 @@ export function graphLoaders(options: {
           const { page, facets } = query;
           const filtered: VideoSearch = { filter: query.filter, sort: query.sort, channelId: null };
           const channelIds = members.map((i) => keys[i].channelId);
-          const found = search ? await search.channelVideos(filtered, channelIds, page, facets) : null;
+          const found = search ? await search.channelVideos(filtered, channelIds, page, facets, caller()) : null;
           if (found) {
             indexed.push({ members, found });
             return;

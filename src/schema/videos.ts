@@ -143,7 +143,7 @@ builder.queryField('videos', (t) =>
       await ctx.access.reserve('search.videos', info.path.key as string);
       // Without totalCount or facets a newest-first page may be walked without counting (VideoIndex.search).
       const needsTotal = selectsTotalCount(info);
-      return searchConnection(info, ctx.services.search?.videos(search, args, facets, needsTotal) ?? null, {
+      return searchConnection(info, ctx.services.search?.videos(search, args, facets, needsTotal, ctx.access.caller?.accountId) ?? null, {
         order,
         facets: { requested: facets, sql: (requests) => videoFacets(ctx.readDb, search, requests) },
         rowsById: ctx.videosById,

@@ -44,15 +44,19 @@ export interface Search {
   readonly ready: boolean;
   /** The rows of found pages, kept fresh by the index's change feed. */
   readonly rows: ServerRows;
-  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null>;
+  /**
+   * `caller` (the account asking): an index thread serves its callers in turn, so one account's
+   * heavy searches do not hold up another's (runtime/fair-queue.ts).
+   */
+  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[], caller?: string): Promise<IndexPage | null>;
   /**
    * `needsTotal` false (no totalCount, no facets asked): a newest-first page may be found by
    * walking the order testing rows, without the filter's bitset, and then has no total.
    */
-  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null>;
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean, caller?: string): Promise<IndexPage | null>;
   /** The same page of one video search within each of these channels (`Channel.videos` of a page): one call for all. */
-  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null>;
-  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null>;
+  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], caller?: string): Promise<IndexPage[] | null>;
+  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[], caller?: string): Promise<IndexPage | null>;
   stats(): SearchIndexStats;
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
   start(): Promise<void>;

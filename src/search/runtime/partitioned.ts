@@ -22,28 +22,28 @@ export class PartitionedSearch implements Search {
     return this.parts.every((part) => part.ready);
   }
 
-  async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
+  async creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[], caller?: string): Promise<IndexPage | null> {
     const window = widened(page);
-    const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets)));
+    const answers = await Promise.all(this.parts.map((part) => part.creators(search, window, facets, caller)));
     return mergePages(page, answers);
   }
 
-  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean): Promise<IndexPage | null> {
+  async videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal?: boolean, caller?: string): Promise<IndexPage | null> {
     const window = widened(page);
-    const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal)));
+    const answers = await Promise.all(this.parts.map((part) => part.videos(search, window, facets, needsTotal, caller)));
     return mergePages(page, answers);
   }
 
-  async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
+  async channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], caller?: string): Promise<IndexPage[] | null> {
     const window = widened(page);
-    const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets)));
+    const answers = await Promise.all(this.parts.map((part) => part.channelVideos(search, channelIds, window, facets, caller)));
     if (answers.some((answer) => answer === null)) return null;
     return channelIds.map((_, i) => mergePages(page, answers.map((answer) => answer![i]))!);
   }
 
-  async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
+  async liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[], caller?: string): Promise<IndexPage | null> {
     const window = widened(page);
-    const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets)));
+    const answers = await Promise.all(this.parts.map((part) => part.liveStreams(filter, window, facets, caller)));
     return mergePages(page, answers);
   }
 

@@ -34,9 +34,13 @@ export interface WorkerSettings {
 
 type Table = 'creators' | 'videos' | 'liveStreams';
 
+/** A search's message; `caller` picks its line in the thread's FairQueue. */
+export type SearchMessage =
+  | { type: 'search'; id: number; caller?: string; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[]; needsTotal?: false }
+  | { type: 'channelVideos'; id: number; caller?: string; search: VideoSearch; channelIds: readonly string[]; page: PageArgs; facets?: readonly FacetRequest[] };
+
 export type ToWorker =
-  | { type: 'search'; id: number; table: Table; search: CreatorSearch | VideoSearch | LiveStreamFilter; page: PageArgs; facets?: readonly FacetRequest[]; needsTotal?: false }
-  | { type: 'channelVideos'; id: number; search: VideoSearch; channelIds: readonly string[]; page: PageArgs; facets?: readonly FacetRequest[] }
+  | SearchMessage
   | { type: 'start' | 'refresh' | 'stop'; id: number };
 
 export type FromWorker =
@@ -98,20 +102,20 @@ export class SearchThread implements Search {
     return this.#ready;
   }
 
-  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[]): Promise<IndexPage | null> {
-    return this.#search('creators', search, page, facets);
+  creators(search: CreatorSearch, page: PageArgs, facets?: readonly FacetRequest<CreatorFacet>[], caller?: string): Promise<IndexPage | null> {
+    return this.#search('creators', search, page, facets, true, caller);
   }
 
-  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal = true): Promise<IndexPage | null> {
-    return this.#search('videos', search, page, facets, needsTotal);
+  videos(search: VideoSearch, page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], needsTotal = true, caller?: string): Promise<IndexPage | null> {
+    return this.#search('videos', search, page, facets, needsTotal, caller);
   }
 
-  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[]): Promise<IndexPage[] | null> {
-    return this.#ask((id) => ({ type: 'channelVideos', id, search, channelIds, page, ...(facets?.length ? { facets } : {}) }));
+  channelVideos(search: VideoSearch, channelIds: readonly string[], page: PageArgs, facets?: readonly FacetRequest<VideoFacet>[], caller?: string): Promise<IndexPage[] | null> {
+    return this.#ask((id) => ({ type: 'channelVideos', id, caller, search, channelIds, page, ...(facets?.length ? { facets } : {}) }));
   }
 
-  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[]): Promise<IndexPage | null> {
-    return this.#search('liveStreams', filter, page, facets);
+  liveStreams(filter: LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest<LiveStreamFacet>[], caller?: string): Promise<IndexPage | null> {
+    return this.#search('liveStreams', filter, page, facets, true, caller);
   }
 
   stats(): SearchIndexStats {
@@ -148,8 +152,8 @@ export class SearchThread implements Search {
   }
 
   /** Facets ride in the search's own message (a few requests out, their counts back): one round trip, one index state. */
-  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets?: readonly FacetRequest[], needsTotal = true): Promise<IndexPage | null> {
-    return this.#ask((id) => ({ type: 'search', id, table, search, page, ...(facets?.length ? { facets } : {}), ...(needsTotal ? {} : { needsTotal: false as const }) }));
+  #search(table: Table, search: CreatorSearch | VideoSearch | LiveStreamFilter, page: PageArgs, facets: readonly FacetRequest[] | undefined, needsTotal: boolean, caller: string | undefined): Promise<IndexPage | null> {
+    return this.#ask((id) => ({ type: 'search', id, caller, table, search, page, ...(facets?.length ? { facets } : {}), ...(needsTotal ? {} : { needsTotal: false as const }) }));
   }
 
   #ask<Answer extends IndexPage | IndexPage[]>(message: (id: number) => ToWorker): Promise<Answer | null> {

@@ -3,9 +3,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../observability/log.js';
 import type { IndexPage } from '../types.js';
 import { openStore, type ReadConnection } from '../../store/connect.js';
+import { FairQueue } from './fair-queue.js';
 import { partition } from './partition.js';
 import { SearchIndex } from './search-index.js';
-import { type FromWorker, SEARCH_THREAD_NAME, type ToWorker, type WorkerSettings } from './thread.js';
+import { type FromWorker, SEARCH_THREAD_NAME, type SearchMessage, type ToWorker, type WorkerSettings } from './thread.js';
 
 // The search index in a thread of its own (src/search/runtime/thread.ts starts it): its own connections
 // load it and follow the change feed; the pipeline's thread sends searches and gets ids and totals.
@@ -67,19 +68,45 @@ function answer(id: number, search: () => IndexPage | IndexPage[] | null): void 
   post(reply);
 }
 
+function run(message: SearchMessage): void {
+  if (message.type === 'channelVideos') {
+    answer(message.id, () => index.channelVideos(message.search, message.channelIds, message.page, message.facets as never));
+    return;
+  }
+  answer(message.id, () =>
+    message.table === 'creators'
+      ? index.creators(message.search as never, message.page, message.facets as never)
+      : message.table === 'videos'
+        ? index.videos(message.search as never, message.page, message.facets as never, message.needsTotal !== false)
+        : index.liveStreams(message.search as never, message.page, message.facets as never),
+  );
+}
+
+// Searches wait in their callers' lines; one runs per turn of the event loop, so the messages that
+// arrived meanwhile (the port delivers all it holds at once) are in line before the next is picked.
+const searches = new FairQueue<SearchMessage>();
+let turnScheduled = false;
+function runNext(): void {
+  turnScheduled = false;
+  const next = searches.next();
+  if (!next) return;
+  const started = performance.now();
+  run(next.job);
+  searches.charge(next.caller, performance.now() - started);
+  if (searches.size > 0) scheduleTurn();
+}
+function scheduleTurn(): void {
+  if (turnScheduled) return;
+  turnScheduled = true;
+  setImmediate(runNext);
+}
+
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'search':
-      answer(message.id, () =>
-        message.table === 'creators'
-          ? index.creators(message.search as never, message.page, message.facets as never)
-          : message.table === 'videos'
-            ? index.videos(message.search as never, message.page, message.facets as never, message.needsTotal !== false)
-            : index.liveStreams(message.search as never, message.page, message.facets as never),
-      );
-      return;
     case 'channelVideos':
-      answer(message.id, () => index.channelVideos(message.search, message.channelIds, message.page, message.facets as never));
+      searches.push(message, message.caller);
+      scheduleTurn();
       return;
     case 'start':
     case 'refresh':
