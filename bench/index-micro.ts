@@ -159,6 +159,19 @@ async function main(): Promise<void> {
   time('creator facets (country, gender, 7-bucket followers), no filter', 50, () => (fresh(), creatorIndex.facets(creatorSearch({}), facets)));
   for (const request of facets) time(`creator facet ${request.facet} alone, no filter`, 50, () => (fresh(), creatorIndex.facets(creatorSearch({}), [request])));
   time('creator facets, one country', 50, () => (fresh(), creatorIndex.facets(creatorSearch({ locations: [rng.pick(countries)] }), facets)));
+  // Fine histograms (50 edges each, the most a request may give): most buckets straddle a bucket of the range index.
+  const fine = [
+    { facet: 'followerCount' as const, excludeOwn: false, edges: Array.from({ length: 50 }, (_, i) => Math.round(1_000 * 1.25 ** i)) },
+    { facet: 'avgEngagementRate' as const, excludeOwn: false, edges: Array.from({ length: 50 }, (_, i) => i / 500) },
+  ];
+  for (const [label, filter] of [
+    ['no filter', {}],
+    ['one country', { locations: ['US'] }],
+    ['followers >= 10k', { followerCountMin: 10_000 }],
+    ['5 filters', { locations: ['US', 'GB'], gender: 2, verified: true, languages: ['en'], followerCountMin: 5_000 }],
+  ] as const) {
+    time(`creator histograms (2 x 50 edges), ${label}`, 20, () => (fresh(), creatorIndex.facets(creatorSearch(filter as CreatorFilter), fine)));
+  }
   const freshVideo = () => videoIndex.upsertChannel({ channelId: `UCscale${String(rng.int(0, channels - 1)).padStart(17, '0')}`, country: 'US', gender: 1, followerCount: 5, avgEngagementRate: 1, avgPlayCount: 1, avgLikeCount: 1, avgCommentCount: 1, recentMonthPublishCount: 1 });
   const videoSearch = (filter: VideoFilter, sort: VideoSearch['sort'] = 'NEWEST'): VideoSearch => ({ filter, sort });
   time('videos, category + dates + channel country/followers', 50, () =>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bucketOf } from '../src/domain/facets.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { compareUtf8 } from '../src/search/primitives/string-store.js';
@@ -45,6 +46,18 @@ describe('a sort order', () => {
           const toExclusive = rng.chance(0.5);
           const inRange = expected.filter((slot) => keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high)).length;
           expect(order.countKeyRange(low, high, toExclusive), `${label}: count in [${low}, ${high}${toExclusive ? ')' : ']'}`).toBe(inRange);
+        }
+        // A histogram read from the order: each match (alive, as a search's are) in the bucket of its current key.
+        for (let trial = 0; trial < 10; trial++) {
+          const share = rng.pick([0.01, 0.3, 1]);
+          const bits = new Uint32Array(Math.ceil(table.size / 32));
+          for (const slot of expected) if (rng.chance(share)) bits[slot >>> 5] |= 1 << (slot & 31);
+          const thresholds = Float64Array.from(new Set(Array.from({ length: rng.int(1, 50) }, draw))).sort();
+          const counts = new Float64Array(thresholds.length + 1);
+          order.addHistogramIn(bits, thresholds, counts);
+          const wanted = new Float64Array(thresholds.length + 1);
+          for (const slot of expected) if (bits[slot >>> 5] & (1 << (slot & 31))) wanted[bucketOf(thresholds, keyOf[slot])]++;
+          expect([...counts], `${label}: histogram over ${thresholds.length} edges`).toEqual([...wanted]);
         }
       };
       check('built');

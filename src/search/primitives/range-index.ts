@@ -389,6 +389,16 @@ export class RangeIndex {
     }
   }
 
+  /** The rows a histogram read from the order walks (all of them), or null without a built order. */
+  get orderedRows(): number | null {
+    return this.#order?.built === true ? this.#order.snapshotSize : null;
+  }
+
+  /** addHistogram's counts read from the order instead (see SortOrder.addHistogramIn); only with orderedRows. */
+  addHistogramFromOrder(matches: Uint32Array, thresholds: Float64Array, counts: Float64Array): void {
+    this.#order!.addHistogramIn(matches, thresholds, counts);
+  }
+
   /**
    * rows = the slots of `rows` whose value is within `bounds`, in place, over words [from, words). One pass:
    * a word's codes are compared with the bounds' buckets, keeping the buckets wholly inside them
