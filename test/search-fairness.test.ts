@@ -130,4 +130,13 @@ describe.runIf(onPostgres)('in the index thread', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => thread.creators(search(i * 10), { first: 5 }, undefined, 'one-account').then(() => answered.push(i))));
     expect(answered).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
+
+  // Last: it stops the thread.
+  it('answers the searches still in line when it stops with null (their callers run SQL), never an error', async () => {
+    const asked = Array.from({ length: 12 }, (_, i) => thread.creators(search(i), { first: 20 }, everyFacet(true), `account${i % 3}`));
+    await thread.stop();
+    const answers = await Promise.all(asked);
+    expect(answers.filter((answer) => answer === null).length).toBeGreaterThan(0);
+    expect(answers.filter((answer) => answer !== null).every((answer) => answer!.facets?.length === 8)).toBe(true);
+  });
 });

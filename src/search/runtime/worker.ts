@@ -111,6 +111,8 @@ port.on('message', (message: ToWorker) => {
     case 'start':
     case 'refresh':
     case 'stop': {
+      // Searches still in line when the thread stops run SQL instead, as when a thread ends.
+      if (message.type === 'stop') for (let next = searches.next(); next; next = searches.next()) post({ type: 'reply', id: next.job.id, result: null });
       const work = message.type === 'start' ? index.start() : message.type === 'refresh' ? index.refresh() : stop();
       work.then(
         () => {
