@@ -35,9 +35,10 @@ function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void
  * the number: as it is, or in whole cents (an edge e then starts at the fewest cents >= e, as
  * `value >= e` in SQL). NULL (NaN) is in no bucket, as SQL's width_bucket of NULL is in no group.
  *
- * Few matches are read one by one; many (a broad filter: most of the table) are counted through
- * the column's range index instead: one `value >= edge` pass per edge, reading only the values
- * of matches in the edge's own bucket.
+ * Three ways, the cheapest by the estimates below: few matches read one by one; many (a broad
+ * filter: most of the table) counted through the column's range index, one `value >= edge` pass
+ * per edge reading only the values of matches in the edge's own bucket; or a NOT NULL column's
+ * sort order read once, whatever the edges (a fine histogram over many matches).
  */
 export function countRanges(
   matches: Uint32Array,
