@@ -18,11 +18,15 @@ export function countValues<V extends string | number | boolean>(matches: Uint32
 }
 
 /**
- * A row of the order read for a histogram, in the units below (a match read by value 4, a word of
- * a pass 3): about 2.2 ns against 26 a word of a pass and 45 a match near a fine histogram's edges (2026-11-27, EPYC,
- * bench/index-micro.ts).
+ * What each way costs, in units of ~6 ns (2026-11-27, EPYC, 1M creators, every way timed on nine
+ * filters of 9k-1M matches with 5 and 50 edges): a match read by its code 4, and 0.15 more an
+ * edge (reading the value where a bucket straddles one: 25 ns a match with 5 edges, 70 with 50);
+ * a word of a `value >= edge` pass 3 (21 ns); a row of the order 0.35 (2.1 ns).
  */
-const ORDER_ROW_COST = 0.25;
+const MATCH_COST = 4;
+const MATCH_COST_PER_EDGE = 0.15;
+const WORD_PASS_COST = 3;
+const ORDER_ROW_COST = 0.35;
 
 /** Calls `visit` with each slot set in `matches`. */
 function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void {
@@ -53,10 +57,9 @@ export function countRanges(
   const counts = new Float64Array(edges.length + 1);
   const { from, to } = setWords(matches);
   const passes = edges.length + (nullable ? 1 : 0);
-  // A match read by value costs a cache miss (~10 ns); a pass over the words a few ns a word.
-  const perMatch = count * 4;
-  const byPasses = passes * (to - from) * 3;
-  // A NOT NULL column's order holds every row: read whole, about a ns a row whatever the edges.
+  const perMatch = count * (MATCH_COST + MATCH_COST_PER_EDGE * edges.length);
+  const byPasses = passes * (to - from) * WORD_PASS_COST;
+  // A NOT NULL column's order holds every row: read whole, whatever the edges.
   const ordered = nullable ? null : range.orderedRows;
   if (ordered !== null && ordered * ORDER_ROW_COST < Math.min(perMatch, byPasses)) {
     range.addHistogramFromOrder(matches, thresholds, counts);
