@@ -1,8 +1,9 @@
-// npm run bench:fairness: what one account's heavy searches do to another account's light ones.
+// npm run bench:fairness: what one account's heavy requests do to another account's light ones.
 // The light account (2 connections) searches creators by one country, first alone, then while a
-// heavy account keeps BENCH_CONCURRENCY GraphQL searches in flight, each asking every creator facet
-// without its own condition and two histograms of the most edges a request may give. Printed: each
-// account's rate and latency per phase. Settings: bench/config.ts (BENCH_SECONDS a phase, the
+// heavy account keeps BENCH_CONCURRENCY GraphQL requests in flight, of two kinds in turn: creator
+// searches asking every facet without its own condition and two histograms of the most edges a
+// request may give (the index thread's work), and pages of 20 videos each with its channel's first
+// 5 videos (the pipeline's own). Printed: each account's rate and latency per phase. Settings: bench/config.ts (BENCH_SECONDS a phase, the
 // database, BENCH_SNAPSHOT_DIR; BENCH_VARIANTS, as bench:compare takes them, measures each variant
 // in turn, e.g. another revision's built checkout with `before: ROOT=../old; after:`).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MAX_FACET_EDGES } from '../src/inputs/facets.js';
 import { loadBenchConfig } from './config.js';
-import { prepareDatabase } from './database.js';
+import { prepareDatabase, readVocabulary } from './database.js';
 import { HttpClient, percentile } from './load.js';
 import { fixed } from './report.js';
 import { createServiceKey, ROOT, type ServiceVariant, startService } from './systems.js';
@@ -34,6 +35,12 @@ const HEAVY = `query Heavy($min: SafeInt, $rate: Float) {
       followerCount(edges: ${JSON.stringify(followerEdges)}, excludeOwn: true) { count }
       avgEngagementRate(edges: ${JSON.stringify(rateEdges)}, excludeOwn: true) { count }
     }
+  }
+}`;
+
+const NESTED = `query Nested($end: String) {
+  videos(first: 20, sortBy: NEWEST, filter: { createAtEnd: $end }) {
+    nodes { videoId channel { videos(first: 5) { totalCount nodes { videoId title } } } }
   }
 }`;
 
@@ -65,6 +72,9 @@ async function drive(callers: Caller[], key: Map<string, string>, seconds: numbe
 
 async function measure(variant: ServiceVariant & { name: string }, dir: string, rows: string[]): Promise<void> {
   const config = loadBenchConfig();
+  const { videoDays } = await readVocabulary(config.databaseUrl);
+  const first = Date.parse(videoDays.first);
+  const days = Math.max(1, (Date.parse(videoDays.last) - first) / 86_400_000);
   const service = await startService(config.databaseUrl, dir, 10 * 60_000 * config.scaleFactor, variant);
   try {
     const key = new Map([
@@ -77,13 +87,21 @@ async function measure(variant: ServiceVariant & { name: string }, dir: string, 
       connections: LIGHT_CONNECTIONS,
       call: () => ({ path: '/api/v1/search/twitter/user', body: JSON.stringify({ locations: [COUNTRIES[Math.floor(Math.random() * COUNTRIES.length)]] }) }),
     };
-    const heavy: Caller = {
+    const heavyHttp = new HttpClient(service.url, config.concurrency);
+    const facets: Caller = {
       name: 'heavy',
-      http: new HttpClient(service.url, config.concurrency),
+      http: heavyHttp,
       connections: config.concurrency,
       call: () => ({
         path: '/graphql',
         body: JSON.stringify({ query: HEAVY, variables: { min: Math.floor(Math.random() * 5_000), rate: Math.floor(Math.random() * 5) / 1_000 } }),
+      }),
+    };
+    const nested: Caller = {
+      ...facets,
+      call: () => ({
+        path: '/graphql',
+        body: JSON.stringify({ query: NESTED, variables: { end: new Date(first + Math.floor(Math.random() * days) * 86_400_000).toISOString().slice(0, 10) } }),
       }),
     };
     const row = (phase: string, name: string, times: number[]) => {
@@ -91,18 +109,22 @@ async function measure(variant: ServiceVariant & { name: string }, dir: string, 
       rows.push(`| ${variant.name} | ${phase} | ${name} | ${fixed(times.length / config.seconds, 0)} | ${fixed(percentile(sorted, 0.5), 1)} | ${fixed(percentile(sorted, 0.99), 1)} |`);
     };
     log(`${variant.name}: warm-up 3 s`);
-    await drive([light, heavy], key, 3);
+    // One heavy kind at a time: the heavy key may have 16 requests in flight, not 32.
+    await drive([light, facets], key, 2);
+    await drive([nested], key, 1);
     for (const [phase, callers] of [
       ['light alone', [light]],
-      [`heavy alone (${config.concurrency} connections)`, [heavy]],
-      ['both', [light, heavy]],
+      [`facets alone (${config.concurrency} connections)`, [facets]],
+      ['light + facets', [light, facets]],
+      [`nested pages alone (${config.concurrency} connections)`, [nested]],
+      ['light + nested pages', [light, nested]],
     ] as const) {
       log(`${variant.name}: ${phase}, ${config.seconds} s`);
       const times = await drive([...callers], key, config.seconds);
       for (const [name, spent] of times) row(phase, name, spent);
     }
     light.http.close();
-    heavy.http.close();
+    heavyHttp.close();
   } finally {
     await service.stop();
   }
