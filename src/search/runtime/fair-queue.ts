@@ -1,7 +1,7 @@
 // The index thread's searches, served to their callers in turn. The thread answers one search at a
 // time; in arrival order, one account's burst of heavy searches (all eight facets, each without its
-// own condition: 140 ms apiece at 1M creators) made every other account's 3 ms search wait behind
-// all of them, two seconds at 16 in flight. Here each caller (an account) has its own line, and the
+// own condition: ~145 ms apiece at 1M creators then) made every other account's 1 ms search wait
+// behind all of them, 1.6 s at 16 in flight (npm run bench:fairness). Here each caller (an account) has its own line, and the
 // next search is the first of the caller that has had the least of the thread's time: a caller
 // arriving waits at most for the search already running, and a busy caller gets what is left.
 //
