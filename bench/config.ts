@@ -54,7 +54,7 @@ const benchEnv = z.object({
    */
   BENCH_SNAPSHOT_DIR: z.string().min(1).optional(),
   /**
-   * bench/compare.ts only: the services to compare, `name: VAR=value …` separated by `;`, e.g.
+   * bench/compare.ts and bench/fairness.ts only: the services to compare, `name: VAR=value …` separated by `;`, e.g.
    * `before: HEAP_GROWTH_PERCENT=25; after: HEAP_GROWTH_PERCENT=50`. `ROOT=<dir>` starts the built
    * checkout in that folder (another revision's worktree) instead of this one.
    */

@@ -136,7 +136,8 @@ describe.runIf(onPostgres)('in the index thread', () => {
     const asked = Array.from({ length: 12 }, (_, i) => thread.creators(search(i), { first: 20 }, everyFacet(true), `account${i % 3}`));
     await thread.stop();
     const answers = await Promise.all(asked);
-    expect(answers.filter((answer) => answer === null).length).toBeGreaterThan(0);
+    // The thread may have started on one or two before the stop reached it; the rest never ran.
+    expect(answers.filter((answer) => answer !== null).length).toBeLessThanOrEqual(2);
     expect(answers.filter((answer) => answer !== null).every((answer) => answer!.facets?.length === 8)).toBe(true);
   });
 });
