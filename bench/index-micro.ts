@@ -172,6 +172,14 @@ async function main(): Promise<void> {
   ] as const) {
     time(`creator histograms (2 x 50 edges), ${label}`, 20, () => (fresh(), creatorIndex.facets(creatorSearch(filter as CreatorFilter), fine)));
   }
+  // Disjunctive facets (a shop's sidebar): every facet without its own conditions, on a filter with two of them.
+  const disjunctive = [
+    ...(['country', 'language', 'gender', 'category', 'verified', 'hasEmail'] as const).map((facet) => ({ facet, excludeOwn: true })),
+    ...fine.map((request) => ({ ...request, excludeOwn: true })),
+  ];
+  time('creator facets, all 8 without their own conditions (follower + engagement minimums)', 20, () =>
+    (fresh(), creatorIndex.facets(creatorSearch({ followerCountMin: logUniform(1_000, 100_000), avgEngagementRateMin: rng.int(1, 40) / 10 }), disjunctive)),
+  );
   const freshVideo = () => videoIndex.upsertChannel({ channelId: `UCscale${String(rng.int(0, channels - 1)).padStart(17, '0')}`, country: 'US', gender: 1, followerCount: 5, avgEngagementRate: 1, avgPlayCount: 1, avgLikeCount: 1, avgCommentCount: 1, recentMonthPublishCount: 1 });
   const videoSearch = (filter: VideoFilter, sort: VideoSearch['sort'] = 'NEWEST'): VideoSearch => ({ filter, sort });
   time('videos, category + dates + channel country/followers', 50, () =>

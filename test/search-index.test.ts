@@ -309,6 +309,32 @@ describe('a creator search bounded on its sort key', () => {
   });
 });
 
+describe('facets without their own condition', () => {
+  const valueFacets = ['country', 'language', 'gender', 'category', 'verified', 'hasEmail'] as const;
+
+  it("count on the filter's own match when the filter sets nothing of their field", async () => {
+    const index = buildIndex(rows);
+    const search = await searchOf({ followerCountMin: 1_000, avgEngagementRateMin: 1 }, null);
+    const plain = index.facets(search, valueFacets.map((facet) => ({ facet, excludeOwn: false })));
+    expect(index.cachedMatches).toBe(1);
+    // Each leaves out a field the filter never set: the same rows, so the same match, not six more.
+    expect(index.facets(search, valueFacets.map((facet) => ({ facet, excludeOwn: true })))).toEqual(plain);
+    expect(index.cachedMatches).toBe(1);
+    // A facet whose own field the filter does bound counts on a match of its own.
+    index.facets(search, [{ facet: 'followerCount', excludeOwn: true, edges: [1_000] }]);
+    expect(index.cachedMatches).toBe(2);
+  });
+
+  it('share the match on videos too', async () => {
+    const index = await loadVideoIndex(store.db);
+    const search: VideoSearch = { filter: { videoType: 'VIDEO' }, sort: 'NEWEST' };
+    const plain = index.facets(search, [{ facet: 'channelCountry', excludeOwn: false }, { facet: 'month', excludeOwn: false }]);
+    expect(index.cachedMatches).toBe(1);
+    expect(index.facets(search, [{ facet: 'channelCountry', excludeOwn: true }, { facet: 'month', excludeOwn: true }])).toEqual(plain);
+    expect(index.cachedMatches).toBe(1);
+  });
+});
+
 describe('the in-memory video index', () => {
   let index: VideoIndex;
   /** Pages found without their total by testing rows (compareVideos): the path must be taken. */

@@ -18,6 +18,17 @@ const CAPACITY = 32;
  */
 const MAX_BYTES = 24 << 20;
 
+/**
+ * A cache key for a filter: its set fields only, so a field given as null (a facet "without its own
+ * condition" on a field the filter never set) names the same match as the field left out.
+ */
+export function filterKey(...parts: unknown[]): string {
+  return JSON.stringify(parts, (_, value: unknown) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    return Object.fromEntries(Object.entries(value).filter(([, field]) => field != null));
+  });
+}
+
 /** Matching rows as a bitset over the table's slots, and how many there are. */
 export interface Match {
   bits: Uint32Array;
@@ -108,6 +119,11 @@ export class ResultCache {
     for (const entry of this.#entries.values()) this.#dispose(entry);
     this.#entries.clear();
     this.#return();
+  }
+
+  /** How many matches are kept (tests watch which filters share one). */
+  get size(): number {
+    return this.#entries.size;
   }
 
   /** Bytes held by the entries (tests watch that sparse matches stay small). */

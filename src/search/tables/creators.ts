@@ -8,7 +8,7 @@ import type { CreatorSearch } from '../../inputs/creators.js';
 import { creatorFacetSearch } from '../../inputs/facets.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, withRoom } from '../primitives/bitset.js';
 import { RangeIndex } from '../primitives/range-index.js';
-import { type Match, ResultCache } from '../primitives/result-cache.js';
+import { filterKey, type Match, ResultCache } from '../primitives/result-cache.js';
 import { RowTable } from '../primitives/row-table.js';
 import { SnapshotRejected, type SnapshotReader, type Snapshotted, type SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
@@ -145,6 +145,11 @@ export class CreatorIndex {
     return this.#loaded;
   }
 
+  /** How many filters' matches are kept (tests watch that one filter's spellings share one). */
+  get cachedMatches(): number {
+    return this.#cache.size;
+  }
+
   /** Every structure, in the order `load` reads them (src/search/runtime/snapshots.ts). */
   save(out: SnapshotWriter): void {
     out.value({ loaded: this.#loaded, platforms: this.#platforms });
@@ -256,7 +261,7 @@ export class CreatorIndex {
   }
 
   #matchKey(search: CreatorSearch): string {
-    return JSON.stringify([search.platform, search.filter, search.categoryIds]);
+    return filterKey(search.platform, search.filter, search.categoryIds);
   }
 
   /** The rows matching the filter (cached per filter until the next change). */

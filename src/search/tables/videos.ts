@@ -8,7 +8,7 @@ import { videoFacetSearch } from '../../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../../inputs/videos.js';
 import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
 import { RangeIndex } from '../primitives/range-index.js';
-import { type Match, ResultCache } from '../primitives/result-cache.js';
+import { filterKey, type Match, ResultCache } from '../primitives/result-cache.js';
 import { Int32Column, NumberColumn, RowTable } from '../primitives/row-table.js';
 import type { SnapshotReader, Snapshotted, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { SortOrder } from '../primitives/sort-order.js';
@@ -242,6 +242,11 @@ export class VideoIndex {
     return this.#loaded;
   }
 
+  /** How many filters' matches are kept (tests watch that one filter's spellings share one). */
+  get cachedMatches(): number {
+    return this.#cache.size;
+  }
+
   /** Every structure, in the order `load` reads them (src/search/runtime/snapshots.ts). */
   save(out: SnapshotWriter): void {
     out.value(this.#loaded);
@@ -408,7 +413,7 @@ export class VideoIndex {
   }
 
   #match(filter: VideoFilter): Match {
-    const key = JSON.stringify(filter);
+    const key = filterKey(filter);
     const cached = this.#cache.get(key, this.table.version, this.table.words);
     if (cached) return cached;
     const match = new Matcher(this.table.words, this.#pool, this.table.alive.words);
