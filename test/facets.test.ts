@@ -446,14 +446,14 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
       });
     });
 
-    it('refuses edges that are not strictly increasing, empty or too many, with BAD_REQUEST naming edges, before any charge', async () => {
+    it('refuses edges that are not strictly increasing, empty or too many, with BAD_REQUEST naming the histogram edges, before any charge', async () => {
       const usage = async () => (await app.graphql('{ viewer { quotaUsed } }', {}, key)).body.data.viewer.quotaUsed as number;
       const before = await usage();
       for (const edges of ['[5, 5]', '[10, 5]', '[]', `[${Array.from({ length: 51 }, (_, i) => i).join(', ')}]`]) {
         for (const field of ['followerCount', 'avgEngagementRate']) {
           const { status, body } = await app.graphql(`{ creators(first: 1) { totalCount facets { ${field}(edges: ${edges}) { count } } } }`, {}, key);
           expect(status, `${field} ${edges}`).toBe(200);
-          expect(body.errors?.[0].extensions, `${field} ${edges}`).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'edges' }] });
+          expect(body.errors?.[0].extensions, `${field} ${edges}`).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: `facets.${field}.edges` }] });
           expect(JSON.stringify(body)).not.toMatch(/select|\.ts:|at /i);
         }
       }

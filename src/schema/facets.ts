@@ -1,5 +1,6 @@
 import { getArgumentValues, type GraphQLResolveInfo, GraphQLObjectType } from 'graphql';
 import type { z } from 'zod';
+import { ApiError, isApiError } from '../domain/errors.js';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
 import { facetRequest } from '../inputs/facets.js';
 import { builder } from './builder.js';
@@ -77,7 +78,7 @@ export function facetsType<F extends string>(name: string, description: string, 
     fields: (t) =>
       Object.fromEntries(
         fields.map((field) => {
-          const answer = (source: FacetSource, args: unknown, ctx: Context) => source.answer(facetRequest(field.facet, ctx.validated(field.args, args)));
+          const answer = (source: FacetSource, args: unknown, ctx: Context) => source.answer(validatedRequest(field, args, ctx));
           const excludeOwn = t.arg.boolean({ defaultValue: false, description: EXCLUDE_OWN });
           if (field.edges) {
             return [
@@ -123,11 +124,24 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
       const field = byName.get(node.name.value);
       if (!field) continue;
       const args = getArgumentValues(fieldDefs[field.facet], node, info.variableValues);
-      const request = facetRequest(field.facet, ctx.validated(field.args, args));
+      const request = validatedRequest(field, args, ctx);
       requests.set(facetKey(request), request);
     }
   }
   return [...requests.values()];
+}
+
+/**
+ * A facet's arguments as a request; a bad one is named by its place under the connection
+ * (`facets.followerCount.edges`): `edges` alone would not say which histogram.
+ */
+function validatedRequest<F extends string>(field: FacetField<F>, args: unknown, ctx: Context): FacetRequest<F> {
+  try {
+    return facetRequest(field.facet, ctx.validated(field.args, args));
+  } catch (error) {
+    if (!isApiError(error) || error.code !== 'BAD_REQUEST') throw error;
+    throw ApiError.badRequest(error.fields.map(({ field: name, message }) => ({ field: `facets.${field.facet}.${name}`, message })));
+  }
 }
 
 /** Answers from the counts made with the page; a request not among them (none expected) is counted on its own. */
