@@ -86,3 +86,33 @@ describe('data beside introspection', () => {
     expect((await app.graphql(`{ ${many} __schema { queryType { name } } }`)).body.errors[0].message).toMatch(/at most 10 root fields/);
   });
 });
+
+describe('documents nested past any real operation', () => {
+  const n = 3_000;
+  const documents: [string, string][] = [
+    ['input objects', `{ creators(first: 1, filter: ${'{query: '.repeat(n)}"x"${'}'.repeat(n)}) { totalCount } }`],
+    ['lists', `{ creators(first: 1, filter: {locations: ${'['.repeat(n)}"US"${']'.repeat(n)}}) { totalCount } }`],
+    ['selections', `{ viewer ${'{ plan '.repeat(n)}${'}'.repeat(n)} }`],
+    ['introspection', `{ __schema ${'{ types '.repeat(n)}${'}'.repeat(n)} }`],
+  ];
+
+  it.each(documents)('are a 400 naming query, with a key or without one (%s)', async (_shape, document) => {
+    const key = await app.newKey();
+    for (const who of [key, null]) {
+      const { body } = await app.graphql(document, undefined, who);
+      // A stack overflow in the parser answered INTERNAL before.
+      expect(body.errors, `${who ? 'with' : 'without'} a key`).toEqual([
+        expect.objectContaining({ extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message: 'nests brackets more than 64 levels deep' }] } }),
+      ]);
+    }
+  });
+
+  it('count brackets only outside strings and comments', async () => {
+    const key = await app.newKey();
+    const brackets = '{['.repeat(100);
+    const document = `# ${brackets}\n{ a: creators(first: 1, filter: {query: "${brackets}"}) { totalCount } b: creators(first: 1, filter: {query: """${brackets}"""}) { totalCount } }`;
+    const { body } = await app.graphql(document, undefined, key);
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({ a: { totalCount: 0 }, b: { totalCount: 0 } });
+  });
+});

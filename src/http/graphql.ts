@@ -9,7 +9,7 @@ import { runCompiled } from '../schema/compiled.js';
 import { type Context, createContext } from '../schema/context.js';
 import { toClientError, toGraphQLError } from '../schema/errors.js';
 import { adminSchema, schema } from '../schema/index.js';
-import { operationLimits } from '../schema/limits.js';
+import { documentNesting, MAX_DOCUMENT_NESTING, operationLimits } from '../schema/limits.js';
 import { usePersistedOperations } from './persisted.js';
 import { boundExceeded, type OperationPrice, priceOperation } from '../schema/price.js';
 import type { Services } from '../services.js';
@@ -113,6 +113,13 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
 }
 
 const useOperationLimits: Plugin = {
+  onParse({ params }) {
+    const source = typeof params.source === 'string' ? params.source : params.source.body;
+    if (documentNesting(source) > MAX_DOCUMENT_NESTING) {
+      const message = `nests brackets more than ${MAX_DOCUMENT_NESTING} levels deep`;
+      throw new GraphQLError(`Bad Request: query ${message}`, { extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message }] } });
+    }
+  },
   onValidate: ({ addValidationRule }) => addValidationRule(operationLimits),
 };
 

@@ -17,6 +17,44 @@ export const MAX_INTROSPECTION_ROOTS = 2;
 export const MAX_OF_TYPE_DEPTH = 12;
 export const MAX_INTROSPECTION_FIELDS = 2_000;
 
+/**
+ * Brackets (`{`, `[`, `(`) a document may nest, counted on its text before it is parsed: graphql's
+ * parser descends once a level, and ~1,500 levels (a 6 KB document) overflow its stack, which read
+ * as a 500. The deepest a valid operation needs is far less: 8 levels of fields, filters of an
+ * object and a list, the introspection query's ~30.
+ */
+export const MAX_DOCUMENT_NESTING = 64;
+
+const BLOCK_QUOTE = '"""';
+
+/** How deep `source`'s brackets nest, strings and comments skipped; stops counting past `limit`. */
+export function documentNesting(source: string, limit = MAX_DOCUMENT_NESTING): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < source.length; i++) {
+    const char = source.charCodeAt(i);
+    if (char === 0x23 /* # */) {
+      while (i < source.length && source.charCodeAt(i) !== 0x0a && source.charCodeAt(i) !== 0x0d) i++;
+    } else if (char === 0x22 /* " */) {
+      if (source.startsWith(BLOCK_QUOTE, i)) {
+        // A block string ends at the first """ not escaped as \""".
+        i += 3;
+        while (i < source.length && !(source.startsWith(BLOCK_QUOTE, i) && source.charCodeAt(i - 1) !== 0x5c)) i++;
+        i += 2;
+      } else {
+        i++;
+        while (i < source.length && source.charCodeAt(i) !== 0x22 && source.charCodeAt(i) !== 0x0a) i += source.charCodeAt(i) === 0x5c ? 2 : 1;
+      }
+    } else if (char === 0x7b || char === 0x5b || char === 0x28) {
+      if (++depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (char === 0x7d || char === 0x5d || char === 0x29) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 const isIntrospectionRoot = (name: string) => name === '__schema' || name === '__type';
 
 interface Measure {
