@@ -459,6 +459,13 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
       }
       expect(await usage()).toBe(before);
       // At the bound is fine.
+      // Both histograms wrong: both named, each under its facet.
+      const both = await app.graphql('{ creators(first: 1) { facets { followerCount(edges: [5, 5]) { count } avgEngagementRate(edges: [3, 2]) { count } } } }', {}, key);
+      expect(both.body.errors?.[0].extensions.fields).toEqual([
+        { field: 'facets.followerCount.edges', message: 'must be strictly increasing (5 follows 5)' },
+        { field: 'facets.avgEngagementRate.edges', message: 'must be strictly increasing (2 follows 3)' },
+      ]);
+      expect(await usage()).toBe(before);
       const fifty = Array.from({ length: 50 }, (_, i) => i * 10);
       const ok = await app.graphql('query($e: [SafeInt!]!) { creators(first: 1) { facets { followerCount(edges: $e) { count } } } }', { e: fifty }, key);
       expect(ok.body.errors).toBeUndefined();

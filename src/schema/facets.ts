@@ -1,6 +1,6 @@
 import { getArgumentValues, type GraphQLResolveInfo, GraphQLObjectType } from 'graphql';
 import type { z } from 'zod';
-import { ApiError, isApiError } from '../domain/errors.js';
+import { ApiError, type FieldError, isApiError } from '../domain/errors.js';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
 import { facetRequest } from '../inputs/facets.js';
 import { builder } from './builder.js';
@@ -119,15 +119,23 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
   const fieldDefs = facetsType.getFields();
   const byName = new Map(definition.fields.map((field) => [field.facet as string, field]));
   const requests = new Map<string, FacetRequest<F>>();
+  // Every bad facet named at once, as every 400 does.
+  const bad: FieldError[] = [];
   for (const facets of fieldsNamed(info, info.fieldNodes, 'facets')) {
     for (const node of fieldsIn(info, facets.selectionSet)) {
       const field = byName.get(node.name.value);
       if (!field) continue;
       const args = getArgumentValues(fieldDefs[field.facet], node, info.variableValues);
-      const request = validatedRequest(field, args, ctx);
-      requests.set(facetKey(request), request);
+      try {
+        const request = validatedRequest(field, args, ctx);
+        requests.set(facetKey(request), request);
+      } catch (error) {
+        if (!isApiError(error) || error.code !== 'BAD_REQUEST') throw error;
+        for (const fieldError of error.fields) if (!bad.some((known) => known.field === fieldError.field && known.message === fieldError.message)) bad.push(fieldError);
+      }
     }
   }
+  if (bad.length > 0) throw ApiError.badRequest(bad);
   return [...requests.values()];
 }
 
