@@ -158,6 +158,9 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
         const many = await app.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: [channelId, id] }, key);
         expect(many.body.errors?.[0]?.extensions, id).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'ids.1' }] });
       }
+      // Every bad item named at once, the empty one among them (it hid the others before).
+      const all = await app.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: [channelId, ...malformed] }, key);
+      expect(all.body.errors?.[0]?.extensions.fields.map((error: { field: string }) => error.field)).toEqual(malformed.map((_, i) => `ids.${i + 1}`));
       const tooMany = await app.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: Array.from({ length: 101 }, () => channelId) }, key);
       expect(tooMany.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'ids' }] });
       const hundred = await gql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: Array.from({ length: 100 }, () => channelId) });

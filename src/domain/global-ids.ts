@@ -73,19 +73,19 @@ export function decodeGlobalId(id: string): NodeKey | null {
   }
 }
 
-const NOT_OURS = 'is not a global id issued by this service';
+export const NOT_A_GLOBAL_ID = 'is not a global id issued by this service';
 
 /** decodeGlobalId, or the 400 naming the argument (`id`). */
 export function parseGlobalId(id: string, field: string): NodeKey {
   const key = decodeGlobalId(id);
-  if (!key) throw ApiError.badRequest([{ field, message: NOT_OURS }]);
+  if (!key) throw ApiError.badRequest([{ field, message: NOT_A_GLOBAL_ID }]);
   return key;
 }
 
 /** Each id decoded, or one 400 naming every bad item as zod names items (`ids.3`). */
 export function parseGlobalIds(ids: readonly string[], field: string): NodeKey[] {
   const keys = ids.map(decodeGlobalId);
-  const bad = keys.flatMap((key, i) => (key ? [] : [{ field: `${field}.${i}`, message: NOT_OURS }]));
+  const bad = keys.flatMap((key, i) => (key ? [] : [{ field: `${field}.${i}`, message: NOT_A_GLOBAL_ID }]));
   if (bad.length > 0) throw ApiError.badRequest(bad);
   return keys as NodeKey[];
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decodeGlobalId, NOT_A_GLOBAL_ID } from '../domain/global-ids.js';
 import { freeText, INT32_MAX } from './common.js';
 
 // The graph's lookups by key (docs/contract/decisions.md §6.1): `node`, `nodes`, `creator`,
@@ -8,8 +9,15 @@ import { freeText, INT32_MAX } from './common.js';
 export const MAX_NODE_IDS = 100;
 
 const key = freeText(256).min(1, 'is required');
-/** A global id; its decoding (src/domain/global-ids.ts) is checked by the resolver. */
-const globalId = z.string().min(1, 'is required').max(512);
+/** A global id that decodes (src/domain/global-ids.ts): every bad item of a list named at once. */
+const globalId = z
+  .string()
+  .min(1, 'is required')
+  .max(512)
+  .superRefine((id, ctx) => {
+    // One issue an item: an empty or overlong id is already named above.
+    if (id.length > 0 && id.length <= 512 && decodeGlobalId(id) === null) ctx.addIssue({ code: 'custom', message: NOT_A_GLOBAL_ID });
+  });
 const categoryId = z.int().positive().max(INT32_MAX);
 
 export const nodeArgs = z.object({ id: globalId });
