@@ -187,6 +187,18 @@ describe('creator search: bad requests and wrong routes', () => {
     expect(response.body.errors.map((e: { field: string }) => e.field)).toContain(field);
   });
 
+  it('names a field once, and the other field of a range in REST names too', async () => {
+    for (const [body, field, message] of [
+      [{ create_at_start: '2026-03-01', create_at_end: '2026-02-01' }, 'create_at_start', 'must not be after create_at_end'],
+      [{ avg_play_count_min: 10, avg_play_count_max: 5 }, 'avg_play_count_min', 'must not be greater than avg_play_count_max'],
+      // Past both the integer and the bound check: one error, not two for one field.
+      [{ follower_count_min: 1e308 }, 'follower_count_min', 'Too big: expected int to be <=9007199254740991'],
+    ] as const) {
+      const response = await app.rest(PATH, { body });
+      expect(response.body.errors).toEqual([{ field, message }]);
+    }
+  });
+
   it('rejects malformed JSON, a non-object body and a wrong content type with 400', async () => {
     expect((await app.rest(PATH, { body: '{"page": ' })).status).toBe(400);
     expect((await app.rest(PATH, { body: '[1]' })).status).toBe(400);

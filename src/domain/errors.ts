@@ -55,14 +55,20 @@ export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;
 }
 
+/** The first error of each field: `1e308` broke both the integer and the bound check of one. */
+export function onePerField(errors: FieldError[]): FieldError[] {
+  return errors.filter((error, i) => errors.findIndex((other) => other.field === error.field) === i);
+}
+
 export function fieldErrorsFromZod(error: z.ZodError, prefix: readonly (string | number)[] = []): FieldError[] {
-  return error.issues.flatMap((issue) => {
+  const errors = error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: [...prefix, ...issue.path, key].join('.'), message: 'unknown field' }));
     }
     const field = [...prefix, ...issue.path].join('.');
     return [{ field, message: issue.message }];
   });
+  return onePerField(errors);
 }
 
 export const statusOfCode = (code: ErrorCode): number => statusOf[code];

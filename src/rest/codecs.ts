@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, type FieldError, fieldErrorsFromZod } from '../domain/errors.js';
+import { ApiError, type FieldError, fieldErrorsFromZod, onePerField } from '../domain/errors.js';
 
 // The REST wire format of an input is its zod schema with snake_case names; a few fields travel
 // as integer codes (contract §4.1/4.2) and enums as lowercase strings. `restInputSchema` states
@@ -104,8 +104,11 @@ export function restFieldName(path: string): string {
   return toSnake(named.at(-1) ?? path);
 }
 
+/** A field the message names beside its own (`must not be after createAtEnd`): a camelCase word. */
+const NAMED_FIELD = /\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g;
+
 export function restFieldErrors(fields: FieldError[]): FieldError[] {
-  return fields.map((f) => ({ field: restFieldName(f.field), message: f.message }));
+  return fields.map((f) => ({ field: restFieldName(f.field), message: f.message.replace(NAMED_FIELD, toSnake) }));
 }
 
 /**
@@ -120,5 +123,5 @@ export function decodeRestInput<S extends z.ZodType & { shape: Record<string, z.
       ? issue.keys.map((key) => ({ field: key, message: 'unknown field' }))
       : restFieldErrors(fieldErrorsFromZod(new z.ZodError([issue]))),
   );
-  throw ApiError.badRequest(errors);
+  throw ApiError.badRequest(onePerField(errors));
 }

@@ -1,6 +1,6 @@
 import { getArgumentValues, type GraphQLResolveInfo, GraphQLObjectType } from 'graphql';
 import type { z } from 'zod';
-import { ApiError, type FieldError, isApiError } from '../domain/errors.js';
+import { ApiError, type FieldError, isApiError, onePerField } from '../domain/errors.js';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
 import { facetRequest } from '../inputs/facets.js';
 import { builder } from './builder.js';
@@ -131,11 +131,11 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
         requests.set(facetKey(request), request);
       } catch (error) {
         if (!isApiError(error) || error.code !== 'BAD_REQUEST') throw error;
-        for (const fieldError of error.fields) if (!bad.some((known) => known.field === fieldError.field && known.message === fieldError.message)) bad.push(fieldError);
+        bad.push(...error.fields);
       }
     }
   }
-  if (bad.length > 0) throw ApiError.badRequest(bad);
+  if (bad.length > 0) throw ApiError.badRequest(onePerField(bad));
   return [...requests.values()];
 }
 
