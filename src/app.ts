@@ -4,7 +4,7 @@ import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { createAccessService } from './access/service.js';
 import type { Config } from './config.js';
-import { createFrontDoor, type FrontDoor } from './http/server.js';
+import { answerUnparsedRequest, createFrontDoor, type FrontDoor } from './http/server.js';
 import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
 import { createSearch } from './search/runtime/thread.js';
@@ -152,6 +152,7 @@ export async function listen(app: App, port: number, host: string): Promise<List
     });
     void app.server(request, response);
   });
+  server.on('clientError', answerUnparsedRequest);
   // A slow client must not hold a connection open forever.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

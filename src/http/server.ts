@@ -1,9 +1,10 @@
+import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import { assertAdmin } from '../access/admin.js';
 import { ApiError, internalError } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { serveApiDescription } from '../rest/docs.js';
-import { errorResponse, Response } from '../rest/envelope.js';
+import { errorBody, errorResponse, Response } from '../rest/envelope.js';
 import type { Services } from '../services.js';
 import { createGraphQLDoor } from './graphql.js';
 import { handleRest } from './rest.js';
@@ -71,4 +72,29 @@ async function metrics(services: Services, request: Request): Promise<Response> 
     return errorResponse(error as ApiError);
   }
   return new Response(await services.metrics.registry.metrics(), { headers: { 'content-type': services.metrics.registry.contentType } });
+}
+
+/**
+ * A request Node's HTTP parser refuses before any handler runs (headers past 16 KB, a malformed
+ * request line, a client too slow to send its headers): answered in the contract's error envelope
+ * (§7) rather than Node's bare status line. A request that cannot be parsed is a 400, header
+ * overflow included (the contract knows no 431); a timeout stays a 408. Nothing of the request
+ * is logged or echoed: its headers may hold a key.
+ */
+export function answerUnparsedRequest(error: Error & { code?: string }, socket: Duplex): void {
+  if (socket.writable && (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0) {
+    const timeout = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const body = JSON.stringify(
+      timeout
+        ? { success: false, code: 408, message: 'Request Timeout: the request was not received in time' }
+        : errorBody('BAD_REQUEST', 'Bad Request', [
+            error.code === 'HPE_HEADER_OVERFLOW' ? { field: 'headers', message: 'the request headers exceed 16 KB' } : { field: 'request', message: 'is not a well-formed HTTP request' },
+          ]),
+    );
+    const status = timeout ? '408 Request Timeout' : '400 Bad Request';
+    // Ended, not destroyed: the answer is flushed before the connection closes.
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    return;
+  }
+  socket.destroy();
 }

@@ -1,0 +1,67 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, createApp, listen, type Listening } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { Logger } from '../src/observability/log.js';
+import { createTestStore } from './support/store.js';
+
+// Requests Node's HTTP parser refuses before the front door sees them still get the contract's
+// error envelope (§7), not a bare status line, and echo nothing of what was sent.
+
+let app: App;
+let listening: Listening;
+let port: number;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  const log: Logger = { info: (m) => void logged.push(m), warn: (m) => void logged.push(m), error: (m) => void logged.push(m) };
+  app = await createApp({ ...loadConfig({}), searchIndex: false, searchSnapshotDir: undefined }, { store: await createTestStore(), log, instagram: null });
+  listening = await listen(app, 0, '127.0.0.1');
+  port = Number(new URL(listening.url).port);
+}, 60_000);
+afterAll(async () => {
+  await listening?.close(0);
+  await app?.close();
+});
+
+/** Sends raw bytes on a fresh connection; the whole answer once the server closes it. */
+function raw(bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
+function parse(answer: string): { status: number; headers: string; body: unknown } {
+  const [head, body] = answer.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) };
+}
+
+describe('requests the HTTP parser refuses', () => {
+  const secret = 'cds_live_secretsecretsecret';
+
+  it('headers past 16 KB: a 400 envelope naming headers, the key not echoed', async () => {
+    const answer = await raw(`GET /api/v1/live HTTP/1.1\r\nHost: x\r\nAuthorization: ${secret}\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const { status, headers, body } = parse(answer);
+    expect(status).toBe(400);
+    expect(headers).toContain('content-type: application/json');
+    expect(body).toEqual({ success: false, code: 400, message: 'Bad Request', errors: [{ field: 'headers', message: 'the request headers exceed 16 KB' }] });
+    expect(answer).not.toContain(secret);
+    expect(logged.join('\n')).not.toContain(secret);
+  });
+
+  it('a malformed request line: a 400 envelope naming the request', async () => {
+    const { status, body } = parse(await raw(`NOT HTTP AT ALL\r\nAuthorization: ${secret}\r\n\r\n`));
+    expect(status).toBe(400);
+    expect(body).toEqual({ success: false, code: 400, message: 'Bad Request', errors: [{ field: 'request', message: 'is not a well-formed HTTP request' }] });
+  });
+
+  it('leaves well-formed requests alone', async () => {
+    const { status, body } = parse(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    expect(status).toBe(200);
+    expect(body).toEqual({ status: 'ok' });
+  });
+});
