@@ -35,6 +35,39 @@ describe('the value index', () => {
     }
   });
 
+  it('counts a multi-valued column by its matches’ codes exactly as by its rows, past 255 values and 4 a slot', () => {
+    const rng = seededRandom('value-index-multi-codes');
+    const slots = 5_000;
+    const words = Math.ceil(slots / 32);
+    let index = new ValueIndex<number>(true);
+    const held: number[][] = Array.from({ length: slots }, () => []);
+    const put = (slot: number, distinct: number) => {
+      const values = Array.from({ length: rng.chance(0.2) ? rng.int(5, 9) : rng.int(0, 3) }, () => rng.int(0, distinct - 1));
+      held[slot] = [...new Set(values)];
+      index.set(slot, values);
+    };
+    const check = (label: string) => {
+      for (const density of [0.002, 0.02, 1]) {
+        const { given } = randomRowSet(rng, slots, density);
+        const matches = new Uint32Array(words);
+        for (const slot of given) matches[slot >>> 5] |= 1 << (slot & 31);
+        const expected = new Map<number, number>();
+        for (const slot of given) for (const value of held[slot]) expected.set(value, (expected.get(value) ?? 0) + 1);
+        const counts = new Map(index.countAmong(matches, popcount(matches), 0, words).filter(([, count]) => count > 0));
+        expect(counts, `${label} at density ${density}`).toEqual(expected);
+      }
+    };
+    for (let slot = 0; slot < slots; slot++) put(slot, 40);
+    check('40 values');
+    // New values past a byte's codes while rows move.
+    for (let n = 0; n < 8_000; n++) put(rng.int(0, slots - 1), 700);
+    check('700 values');
+    index = roundTrip(index, new ValueIndex<number>(true));
+    check('from a snapshot');
+    for (let n = 0; n < 3_000; n++) put(rng.int(0, slots - 1), 700);
+    check('from a snapshot, then moved');
+  });
+
   for (const multi of [false, true]) {
     it(`selects and counts exactly, values dense and sparse, through moves, trims and a snapshot (${multi ? 'multi' : 'single'}-valued)`, () => {
       const rng = seededRandom(`value-index-${multi}`);
@@ -42,7 +75,8 @@ describe('the value index', () => {
       const words = Math.ceil(slots / 32);
       // Value v is held by about 2^-v of the rows: a few dense values, a long sparse tail.
       const draw = (): number[] => {
-        const count = multi ? rng.int(0, 3) : rng.chance(0.05) ? 0 : 1;
+        // Multi: now and then more values than a slot keeps codes for inline (4).
+        const count = multi ? (rng.chance(0.1) ? rng.int(5, 8) : rng.int(0, 3)) : rng.chance(0.05) ? 0 : 1;
         return Array.from({ length: count }, () => Math.min(14, Math.floor(-Math.log2(rng.next() + 1e-9))));
       };
       const held: number[][] = [];
