@@ -172,6 +172,13 @@ async function main(): Promise<void> {
   ] as const) {
     time(`creator histograms (2 x 50 edges), ${label}`, 20, () => (fresh(), creatorIndex.facets(creatorSearch(filter as CreatorFilter), fine)));
   }
+  // The category facet: every category's rows looked up, or (few matches) each match's codes.
+  for (const [label, filter] of [
+    ['no filter', {}],
+    ['one country + verified + 100k followers', { locations: ['GB'], verified: true, followerCountMin: 100_000 }],
+  ] as const) {
+    time(`creator facet category, ${label}`, 20, () => (fresh(), creatorIndex.facets(creatorSearch(filter as CreatorFilter), [{ facet: 'category', excludeOwn: false }])));
+  }
   // Disjunctive facets (a shop's sidebar): every facet without its own conditions, on a filter with two of them.
   const disjunctive = [
     ...(['country', 'language', 'gender', 'category', 'verified', 'hasEmail'] as const).map((facet) => ({ facet, excludeOwn: true })),
