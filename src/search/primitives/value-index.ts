@@ -173,31 +173,34 @@ export class ValueIndex<V extends string | number | boolean> {
     this.#codeOf = this.#values.length - 1 > 0xffff ? new Uint32Array(0) : this.#values.length - 1 > 0xff ? new Uint16Array(0) : new Uint8Array(0);
     this.#ensure(this.#slots * MULTI_WIDTH);
     this.#moreCodes.clear();
-    const filled = new Uint8Array(this.#slots);
+    const codeOf = this.#codeOf;
+    // Codes held so far per slot (past MULTI_WIDTH: in #moreCodes); codes ascending, as set() keeps them.
+    const held = new Uint8Array(this.#slots);
     const place = (code: number, slot: number) => {
-      const held = filled[slot];
-      if (held < MULTI_WIDTH) this.#codeOf[slot * MULTI_WIDTH + held] = code;
-      else {
+      const n = held[slot];
+      if (n < MULTI_WIDTH) {
+        codeOf[slot * MULTI_WIDTH + n] = code;
+        held[slot] = n + 1;
+      } else {
         const more = this.#moreCodes.get(slot);
         if (more) more.push(code);
         else this.#moreCodes.set(slot, [code]);
       }
-      if (held < 0xff) filled[slot] = held + 1;
     };
-    // Codes ascending, as set() keeps them.
     for (let code = 1; code < this.#members.length; code++) {
       const members = this.#members[code];
       if (members instanceof SlotList) {
-        for (let i = 0; i < members.length; i++) place(code, members.slots[i]);
-      } else {
-        const words = members.words;
-        for (let w = 0; w < words.length; w++) {
-          let word = words[w];
-          while (word !== 0) {
-            const lowest = word & -word;
-            place(code, (w << 5) + 31 - Math.clz32(lowest));
-            word ^= lowest;
-          }
+        const slots = members.slots;
+        for (let i = 0; i < members.length; i++) place(code, slots[i]);
+        continue;
+      }
+      const words = members.words;
+      for (let w = 0; w < words.length; w++) {
+        let word = words[w];
+        while (word !== 0) {
+          const lowest = word & -word;
+          place(code, (w << 5) + 31 - Math.clz32(lowest));
+          word ^= lowest;
         }
       }
     }
