@@ -174,6 +174,8 @@ export interface RunFacts {
     readyFromDatabaseSeconds: number | null;
     /** Start to ready from the snapshot that build wrote (the process measured). */
     readyFromSnapshotSeconds: number | null;
+    /** Why the measured process built its index from PostgreSQL after all (a snapshot refused), or null. */
+    snapshotRejected: string | null;
     snapshotMb: number | null;
     /** The service's SEARCH_PARTITIONS. */
     partitions: number;
@@ -241,7 +243,11 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
       .join(';\n  ')}.`,
     `- Equivalence check before timing: ${facts.checked}.`,
     `- Seed: ${facts.seedSeconds === null ? 'seeded by an earlier run' : `${seconds(facts.seedSeconds)} (this run)`}.`,
-    s.readyFromDatabaseSeconds === null && s.buildPeakRssMb === null
+    s.readyFromDatabaseSeconds === null && s.buildPeakRssMb === null && s.snapshotRejected !== null
+      ? `- The service: the index snapshot an earlier run kept (\`BENCH_SNAPSHOT_DIR\`) was not used (${s.snapshotRejected}), so the measured ` +
+        `process built its index from PostgreSQL: ready (\`/readyz\` 200, search index loaded) ${seconds(s.readyFromSnapshotSeconds)} after start. ` +
+        `Its peak RSS over the whole run ${mebibytes(s.peakRssMb)} (VmHWM), the build's included.`
+      : s.readyFromDatabaseSeconds === null && s.buildPeakRssMb === null
       ? `- The service: started from the ${mebibytes(s.snapshotMb)} index snapshot an earlier run kept (\`BENCH_SNAPSHOT_DIR\`), ready ` +
         `(\`/readyz\` 200, search index loaded) ${seconds(s.readyFromSnapshotSeconds)} after start; no build from PostgreSQL this run. ` +
         `Its peak RSS over the whole run ${mebibytes(s.peakRssMb)} (VmHWM).`

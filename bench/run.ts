@@ -160,6 +160,7 @@ async function main(): Promise<number> {
         service: {
           readyFromDatabaseSeconds: built?.readySeconds ?? null,
           readyFromSnapshotSeconds: systems.service.readySeconds ?? null,
+          snapshotRejected: systems.service.index?.from === 'database' ? (systems.service.index.snapshotRejected ?? 'no snapshot was found') : null,
           snapshotMb: Math.round(snapshot.bytes / 1_048_576),
           partitions: config.servicePartitions,
           buildPeakRssMb,

@@ -19,6 +19,10 @@ export interface RunningSystem {
   pid: number;
   /** Seconds from spawn to ready (the service: to `/readyz` 200, its index loaded). */
   readySeconds?: number;
+  /** The service: where its index came from, and why a snapshot it was given was not used. */
+  index?: { from: 'snapshot' } | { from: 'database'; snapshotRejected: string | null };
+  /** The child's stderr lines about its search index, as written (the service logs JSON there). */
+  indexLog(): string[];
   /** Throws with the child's last stderr lines if it has died. */
   assertAlive(): void;
   stop(): Promise<void>;
@@ -37,8 +41,14 @@ export function childEnv(databaseUrl: string, extra: Record<string, string> = {}
 function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<RunningSystem> {
   const child: ChildProcess = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let partial = '';
+  const indexLines: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_KEPT);
+    // Whole lines only; the few about the index are kept whatever else the child writes.
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!.slice(-STDERR_KEPT);
+    for (const line of lines) if (line.includes('"message":"search index') && indexLines.length < 50) indexLines.push(line);
   });
   const died = () => new Error(`${name} exited (code ${child.exitCode ?? child.signalCode}); its last stderr:\n${stderr}`);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -59,6 +69,7 @@ function start(name: SystemName, args: string[], env: NodeJS.ProcessEnv, cwd = R
         name,
         url: match[1],
         pid: child.pid!,
+        indexLog: () => [...indexLines],
         assertAlive: () => {
           if (child.exitCode !== null || child.signalCode !== null) throw died();
         },
@@ -104,8 +115,34 @@ export async function startService(
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const readySeconds = (performance.now() - started) / 1000;
-  process.stderr.write(`bench: service ready (search index loaded) after ${readySeconds.toFixed(1)} s\n`);
-  return { ...service, readySeconds };
+  // The log line that says how the index loaded may reach the pipe a moment after /readyz.
+  for (let waited = 0; waited < 2_000 && !service.indexLog().some((line) => line.includes('"message":"search index loaded')); waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const index = indexSource(service.indexLog());
+  const from = index.from === 'snapshot' ? 'from its snapshot' : index.snapshotRejected ? `from PostgreSQL: its snapshot was not used (${index.snapshotRejected})` : 'from PostgreSQL';
+  process.stderr.write(`bench: service ready (search index loaded ${from}) after ${readySeconds.toFixed(1)} s\n`);
+  return { ...service, readySeconds, index };
+}
+
+/**
+ * Where the service's index came from, read from its log (src/search/runtime/search-index.ts): a
+ * snapshot the service was given may be refused (the change feed pruned past it, another format,
+ * a corrupt file), and the index then built from PostgreSQL as if there were none.
+ */
+export function indexSource(lines: readonly string[]): NonNullable<RunningSystem['index']> {
+  let rejected: string | null = null;
+  for (const line of lines) {
+    let entry: { message?: unknown; reason?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.message === 'search index loaded from its snapshot') return { from: 'snapshot' };
+    if (entry.message === 'search index snapshot not used; loading from the database') rejected = String(entry.reason ?? 'no reason given');
+  }
+  return { from: 'database', snapshotRejected: rejected };
 }
 
 /** Which service to start: a built checkout (this one, or another revision's) and settings of its own (bench/compare.ts). */

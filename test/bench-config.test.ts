@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBenchConfig } from '../bench/config.js';
-import { ROOT } from '../bench/systems.js';
+import { indexSource, ROOT } from '../bench/systems.js';
 import { selectWorkloads } from '../bench/workloads.js';
 
 // bench:compare's variants (docs/performance.md, "How it runs"): a name and settings each, ROOT
@@ -31,5 +31,16 @@ describe('BENCH_WORKLOADS', () => {
     expect(selectWorkloads(['live-pages', 'creators-broad']).map((w) => w.id)).toEqual(['creators-broad', 'live-pages']);
     expect(selectWorkloads(null).length).toBeGreaterThan(10);
     expect(() => selectWorkloads(['creators-broad', 'nope'])).toThrow(/BENCH_WORKLOADS: unknown nope; known: creators-broad/);
+  });
+});
+
+describe("the bench's reading of the service's index log", () => {
+  const line = (message: string, extra: Record<string, unknown> = {}) => JSON.stringify({ level: 'info', pid: 1, message, ...extra });
+
+  it('tells a snapshot used from one refused, and from none', () => {
+    expect(indexSource([line('search index loaded from its snapshot', { readMs: 5 })])).toEqual({ from: 'snapshot' });
+    const refused = [line('search index snapshot not used; loading from the database', { reason: 'the change feed was pruned past it' }), 'not json', line('search index loaded')];
+    expect(indexSource(refused)).toEqual({ from: 'database', snapshotRejected: 'the change feed was pruned past it' });
+    expect(indexSource([line('search index: no snapshot yet; loading from the database'), line('search index loaded')])).toEqual({ from: 'database', snapshotRejected: null });
   });
 });
