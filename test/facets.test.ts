@@ -458,7 +458,6 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
         }
       }
       expect(await usage()).toBe(before);
-      // At the bound is fine.
       // Both histograms wrong: both named, each under its facet.
       const both = await app.graphql('{ creators(first: 1) { facets { followerCount(edges: [5, 5]) { count } avgEngagementRate(edges: [3, 2]) { count } } } }', {}, key);
       expect(both.body.errors?.[0].extensions.fields).toEqual([
@@ -466,6 +465,7 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
         { field: 'facets.avgEngagementRate.edges', message: 'must be strictly increasing (2 follows 3)' },
       ]);
       expect(await usage()).toBe(before);
+      // At the bound is fine.
       const fifty = Array.from({ length: 50 }, (_, i) => i * 10);
       const ok = await app.graphql('query($e: [SafeInt!]!) { creators(first: 1) { facets { followerCount(edges: $e) { count } } } }', { e: fifty }, key);
       expect(ok.body.errors).toBeUndefined();

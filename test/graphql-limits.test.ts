@@ -94,6 +94,7 @@ describe('documents nested past any real operation', () => {
     ['lists', `{ creators(first: 1, filter: {locations: ${'['.repeat(n)}"US"${']'.repeat(n)}}) { totalCount } }`],
     ['selections', `{ viewer ${'{ plan '.repeat(n)}${'}'.repeat(n)} }`],
     ['introspection', `{ __schema ${'{ types '.repeat(n)}${'}'.repeat(n)} }`],
+    ['closers first', `${'}'.repeat(n)} { creators(first: 1, filter: ${'{query: '.repeat(n)}"x"${'}'.repeat(n)}) { totalCount } }`],
   ];
 
   it.each(documents)('are a 400 naming query, with a key or without one (%s)', async (_shape, document) => {

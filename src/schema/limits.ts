@@ -48,7 +48,8 @@ export function documentNesting(source: string, limit = MAX_DOCUMENT_NESTING): n
     } else if (char === 0x7b || char === 0x5b || char === 0x28) {
       if (++depth > deepest) deepest = depth;
       if (deepest > limit) return deepest;
-    } else if (char === 0x7d || char === 0x5d || char === 0x29) {
+    } else if ((char === 0x7d || char === 0x5d || char === 0x29) && depth > 0) {
+      // Never below 0: closers up front must not hide the nesting that follows them.
       depth--;
     }
   }

@@ -1,9 +1,10 @@
 // The index thread's searches, served to their callers in turn. The thread answers one search at a
 // time; in arrival order, one account's burst of heavy searches (all eight facets, each without its
 // own condition: ~145 ms apiece at 1M creators then) made every other account's 1 ms search wait
-// behind all of them, 1.6 s at 16 in flight (npm run bench:fairness). Here each caller (an account) has its own line, and the
-// next search is the first of the caller that has had the least of the thread's time: a caller
-// arriving waits at most for the search already running, and a busy caller gets what is left.
+// behind all of them, 1.6 s at 16 in flight (npm run bench:fairness). Here each caller (an
+// account) has its own line, and the next search is the first of the caller that has had the least
+// of the thread's time: a caller arriving waits at most for the search already running, and a busy
+// caller gets what is left.
 //
 // Time is charged after a search ran (its cost is not known before). A caller that comes back
 // starts level with the least-served caller waiting, so it can neither bank idle time nor carry
