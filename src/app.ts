@@ -138,11 +138,22 @@ export interface Listening {
 /** After the grace, how long aborted requests get to write their 503 before sockets are cut. */
 const ABORT_ANSWER_MS = 2_000;
 
-export async function listen(app: App, port: number, host: string): Promise<Listening> {
+/** How long a client may take to send its headers and its whole request (then 408). */
+export interface ClientTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+const CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 10_000, requestMs: 30_000 };
+
+export async function listen(app: App, port: number, host: string, timeouts: ClientTimeouts = CLIENT_TIMEOUTS): Promise<Listening> {
   let draining = false;
   const inFlight = new Set<ServerResponse>();
   let onIdle: (() => void) | null = null;
-  const server = createHttpServer((request, response) => {
+  // A slow client must not hold a connection open forever: Node checks the timeouts at this
+  // interval (30 s by default, so a 10 s header timeout could wait 40).
+  const checkEveryMs = Math.min(1_000, timeouts.headersMs);
+  const options = { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.requestMs, connectionsCheckingInterval: checkEveryMs };
+  const server = createHttpServer(options, (request, response) => {
     // During the drain a client still gets its answer, and is told to reconnect elsewhere.
     if (draining) response.setHeader('connection', 'close');
     inFlight.add(response);
@@ -153,9 +164,6 @@ export async function listen(app: App, port: number, host: string): Promise<List
     void app.server(request, response);
   });
   server.on('clientError', answerUnparsedRequest);
-  // A slow client must not hold a connection open forever.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

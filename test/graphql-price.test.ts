@@ -220,6 +220,45 @@ describe('the price at the GraphQL door', () => {
     expect(introspection.body.errors).toBeUndefined();
   });
 
+  it('checks the key before a document that does not validate, whose 400 then carries extensions.cost', async () => {
+    // GraphQL over HTTP's own media type: a document that does not validate is a 400 (200 under application/json).
+    const send = (query: string, key: string | null) =>
+      app.server.fetch('http://test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...(key === null ? {} : { authorization: key }) },
+        body: JSON.stringify({ query }),
+      });
+    const unknownField = '{ creators(first: 2) { totalCount bogus } }';
+    const noKey = await send(unknownField, null);
+    expect(noKey.status).toBe(401);
+    expect((await noKey.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect((await send(unknownField, 'not-a-key')).status).toBe(401);
+
+    const key = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const from = app.store.queries.length;
+    for (const query of [unknownField, '{ creators(first: "two") { totalCount } }', '{ viewer { plan } creators { nodes { nope } } }']) {
+      const response = await send(query, key);
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.data).toBeUndefined();
+      expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+      expect(body.extensions.cost).toEqual({ requested: 0, charged: 0, remaining: 1_000 });
+      expect(response.headers.get('x-quota-cost')).toBe('0');
+      expect(response.headers.get('x-quota-remaining')).toBe('1000');
+    }
+    const legacy = await post(key, { query: unknownField });
+    expect(legacy.status).toBe(200);
+    expect((await legacy.json()).extensions.cost).toEqual({ requested: 0, charged: 0, remaining: 1_000 });
+    expect(dataStatements(from)).toEqual([]);
+    // Introspection that does not validate needs no key; a document that does not parse names no fields.
+    expect((await send('{ __schema { bogus } }', null)).status).toBe(400);
+    const unparsed = await send('{ creators { ', null);
+    expect(unparsed.status).toBe(400);
+    expect((await unparsed.json()).extensions).toBeUndefined();
+    // The refused requests held no in-flight slot: the key still works.
+    expect((await post(key, { query: '{ viewer { plan } }' })).status).toBe(200);
+  });
+
   it('answers a dry run with the price, runs nothing and charges nothing', async () => {
     const key = await app.newKey({ plan: 'pro', quota: 250 });
     const from = app.store.queries.length;

@@ -59,6 +59,29 @@ describe('requests the HTTP parser refuses', () => {
     expect(body).toEqual({ success: false, code: 400, message: 'Bad Request', errors: [{ field: 'request', message: 'is not a well-formed HTTP request' }] });
   });
 
+  it('headers not sent in time: a 408 envelope, once the header timeout has passed', async () => {
+    const slow = await listen(app, 0, '127.0.0.1', { headersMs: 300, requestMs: 30_000 });
+    try {
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(slow.url).port), '127.0.0.1', () => socket.write(`GET /api/ping HTTP/1.1\r\nHost: x\r\nAuthorization: ${secret}\r\n`));
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        socket.on('error', reject);
+      });
+      const waited = Date.now() - started;
+      const { status, body } = parse(answer);
+      expect(status).toBe(408);
+      expect(body).toEqual({ success: false, code: 408, message: 'Request Timeout: the request was not received in time' });
+      expect(answer).not.toContain(secret);
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(5_000);
+    } finally {
+      await slow.close(0);
+    }
+  });
+
   it('leaves well-formed requests alone', async () => {
     const { status, body } = parse(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
     expect(status).toBe(200);

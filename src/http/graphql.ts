@@ -59,7 +59,37 @@ const refusal = (error: ApiError) => new OperationRefused(error);
  * nothing; otherwise each root field reserves its share and keeps it only if it succeeded.
  */
 function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & YogaInitialContext> {
+  // Requests whose operation asks for data and did not validate: answered after the key check.
+  const refusedUnvalidated = new WeakSet<RequestScope>();
   return {
+    onValidate({ params, context }) {
+      return ({ valid }) => {
+        if (valid) return;
+        const { scope, params: request } = context as Partial<ScopeContext & YogaInitialContext>;
+        const kind = operationKind({ document: params.documentAST, operationName: request?.operationName });
+        if (scope && (kind === 'data' || kind === 'mixed')) refusedUnvalidated.add(scope);
+      };
+    },
+    /**
+     * An operation with data fields that did not validate is still answered in the order of
+     * checks (docs/contract/decisions.md §4): key (401), rate (429), then its 400, which then
+     * carries `extensions.cost` like every data operation's answer. Its price was never known:
+     * `requested` 0 (docs/decisions.md). A document that does not parse names no fields: 400.
+     */
+    async onResultProcess({ result, setResult, serverContext }) {
+      const scope = (serverContext as Partial<ScopeContext>).scope;
+      if (!scope || !refusedUnvalidated.has(scope) || Array.isArray(result) || Symbol.asyncIterator in result) return;
+      refusedUnvalidated.delete(scope);
+      try {
+        await scope.enter();
+      } catch (error) {
+        setResult({ errors: [toClientError(error, errorReport(services.log))] });
+        return;
+      }
+      await scope.settle('all');
+      const remaining = await scope.access.quotaRemaining().catch(() => null);
+      setResult({ ...result, extensions: { ...result.extensions, cost: { requested: 0, charged: 0, remaining } satisfies Cost } });
+    },
     async onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const kind = operationKind(args);
       if (kind === 'introspection') return;
@@ -77,9 +107,10 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       try {
         if (kind === 'mixed') throw ApiError.badRequest([{ field: 'query', message: 'administration and data fields cannot share an operation' }]);
         if (kind === 'admin') return assertAdmin(scope.access.authorization, services.config.adminToken);
+        // Priced first (no work, no state) so that a 429 can tell the price too.
+        price = priceOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
         await scope.enter();
         entered = true;
-        price = priceOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
         if (price) {
           const exceeded = boundExceeded(price, services.config);
           if (exceeded) throw refusal(ApiError.badRequest([{ field: 'query', message: exceeded }]));
@@ -95,7 +126,8 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
         }
       } catch (error) {
         if (entered) await scope.settle('all');
-        const cost = entered && price ? { cost: await costOf(0) } : undefined;
+        // Whoever the key named learns the price and what is left, even when refused (429, 400, 403).
+        const cost = scope.access.caller ? { cost: await costOf(0) } : undefined;
         const clientError = error instanceof OperationRefused ? error : toClientError(error, errorReport(services.log));
         setResultAndStopExecution({ errors: [clientError], ...(cost ? { extensions: cost } : {}) });
         return;

@@ -198,6 +198,12 @@ describe('rate and concurrency limits (429)', () => {
     expect(gql.status).toBe(429);
     expect(gql.body.errors[0].extensions.code).toBe('RATE_LIMITED');
     expect(gql.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    // The key was known: the refusal tells the operation's price and what is left, as every data answer does.
+    expect(gql.body.extensions.cost).toEqual({ requested: 100, charged: 0, remaining: 10_000 });
+    // A document that does not validate is refused at its turn: the rate first.
+    const invalid = await app.graphql('{ creators { nope } }', {}, key);
+    expect(invalid.status).toBe(429);
+    expect(invalid.body.errors[0].extensions.code).toBe('RATE_LIMITED');
   });
 });
 
