@@ -231,7 +231,9 @@ describe('the price at the GraphQL door', () => {
     const unknownField = '{ creators(first: 2) { totalCount bogus } }';
     const noKey = await send(unknownField, null);
     expect(noKey.status).toBe(401);
-    expect((await noKey.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const noKeyBody = await noKey.json();
+    expect(noKeyBody.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(noKeyBody.extensions).toBeUndefined();
     expect((await send(unknownField, 'not-a-key')).status).toBe(401);
 
     const key = await app.newKey({ plan: 'pro', quota: 1_000 });

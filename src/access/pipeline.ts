@@ -28,6 +28,14 @@ export interface Reservation {
   readonly refunded: boolean;
   /** Gives the units back. Never throws: a refund the database cannot take now is retried later. */
   refund(): Promise<void>;
+  /** The call succeeded: the units stay charged, and no longer count as held (src/access/holds.ts). */
+  keep(): void;
+}
+
+/** Who reserves: one request (its units held count for the others' waits) and its end. */
+export interface ReservingRequest {
+  holder?: object;
+  signal?: AbortSignal;
 }
 
 export interface AccessService {
@@ -40,8 +48,11 @@ export interface AccessService {
   forgetKeys(keyHash?: string): void;
   /** Takes a rate token and an in-flight slot, or ApiError RATE_LIMITED; returns the release. */
   admit(caller: Caller): Promise<() => Promise<void>>;
-  /** Checks plan and subscription and reserves the cost atomically, or ApiError FORBIDDEN/QUOTA_EXHAUSTED. */
-  reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation>;
+  /**
+   * Checks plan and subscription and reserves the cost atomically, or ApiError FORBIDDEN/QUOTA_EXHAUSTED;
+   * refused for quota while other requests hold units that may come back, it waits for them first.
+   */
+  reserve(caller: Caller, endpoint: EndpointId, cost: number, by?: ReservingRequest): Promise<Reservation>;
   /**
    * What reserve() would check, reserving nothing (a GraphQL dry run): the plan names every one of
    * `endpoints`, the subscription runs, and `units` are left; the units left, or the ApiError.
@@ -107,7 +118,7 @@ export class RequestAccess {
     if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
     if (this.abandoned) throw new RequestAbandonedError();
     const units = this.shares?.get(root) ?? endpoints[endpoint].cost;
-    const reservation = await this.service.reserve(this.caller, endpoint, units);
+    const reservation = await this.service.reserve(this.caller, endpoint, units, { holder: this, signal: this.signal });
     this.reservations.push({ root, endpoint, reservation });
     // Root fields reserve concurrently and their answers may come back in any order: the lowest
     // figure is the one taken after all the others this request has seen.
@@ -125,7 +136,7 @@ export class RequestAccess {
         if (failedRoots === 'all' || failedRoots.has(root)) {
           await reservation.refund();
           this.lastRemaining = null;
-        }
+        } else reservation.keep();
       }
     } finally {
       await this.releaseSlot();

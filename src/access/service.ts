@@ -4,7 +4,8 @@ import { findActiveKey, hashKey, type KeyOwner, quotaRemaining, reserveQuota } f
 import type { Database } from '../store/database.js';
 import type { EndpointId } from './endpoints.js';
 import type { Limiter } from './limits-core.js';
-import type { AccessService, Caller, Reservation } from './pipeline.js';
+import type { AccessService, Caller, Reservation, ReservingRequest } from './pipeline.js';
+import { QuotaHolds } from './holds.js';
 import { QuotaMeter } from './quota-meter.js';
 import { createRefunds } from './refunds.js';
 
@@ -32,9 +33,13 @@ export interface AccessOptions {
   /** Leases are taken only while this many leases' worth of units would remain besides. */
   quotaLeaseFloor?: number;
   onError?: (error: unknown) => void;
+  /** How long a call refused for quota may wait for other calls' held units to settle (./holds.ts). */
+  holdWaitMs?: number;
 }
 
 const KEY_CACHE_ENTRIES = 10_000;
+/** Calls end within this (statement and upstream timeouts): past it a refusal for quota stands. */
+const HOLD_WAIT_MS = 20_000;
 
 const notInPlan = (planId: string, endpoint: EndpointId) => new ApiError('FORBIDDEN', `Forbidden: the ${planId} plan does not include ${endpoint}`);
 const subscriptionEnded = () => new ApiError('FORBIDDEN', 'Forbidden: the subscription has ended');
@@ -56,6 +61,7 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
   // Bumped by every forgetKeys: a lookup that was under way when a key changed may have read the
   // old row, and must not be cached.
   let forgotten = 0;
+  const holds = new QuotaHolds();
   const meter = new QuotaMeter(db, {
     leaseUnits: options.quotaLeaseUnits ?? 0,
     floorLeases: options.quotaLeaseFloor,
@@ -111,28 +117,47 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
       return admission.release;
     },
 
-    async reserve(caller: Caller, endpoint: EndpointId, cost: number): Promise<Reservation> {
+    async reserve(caller: Caller, endpoint: EndpointId, cost: number, by: ReservingRequest = {}): Promise<Reservation> {
       // Plan and subscription as the key's identity says (at most keyCacheMs old), then a lease.
       checkPlan(caller, [endpoint]);
-      const leased = await meter.take(caller.accountId, cost);
-      if (leased) return reservation(leased.remaining, cost, leased.refund);
+      const { accountId } = caller;
+      const holder = by.holder ?? {};
+      const held = (remaining: number, refund: () => Promise<void>) => reservation(remaining, cost, refund, holds.hold(accountId, holder, cost));
+      const waitUntil = performance.now() + (options.holdWaitMs ?? HOLD_WAIT_MS);
+      for (;;) {
+        const seen = holds.lastRelease(accountId);
+        const leased = await meter.take(accountId, cost);
+        if (leased) return held(leased.remaining, leased.refund);
 
-      let outcome = await reserveQuota(db, caller.accountId, endpoint, cost);
-      // Refused while this process held unsold units of the account: they go back, and the call
-      // tries once more, so a 403 never stands while units sit in our own lease.
-      if (!outcome.ok && outcome.reason === 'quota_exhausted' && (await meter.giveBack(caller.accountId))) {
-        outcome = await reserveQuota(db, caller.accountId, endpoint, cost);
-      }
-      if (outcome.ok) return reservation(outcome.remaining, cost, () => refunds.refund(caller.accountId, cost));
-      switch (outcome.reason) {
-        case 'not_in_plan':
-          throw notInPlan(outcome.planId!, endpoint);
-        case 'subscription_ended':
-          throw subscriptionEnded();
-        case 'no_account':
-          throw new ApiError('FORBIDDEN', 'Forbidden: the account no longer exists');
-        case 'quota_exhausted':
-          throw quotaExhausted(outcome.remaining, cost);
+        let outcome = await reserveQuota(db, accountId, endpoint, cost);
+        // Refused while this process held unsold units of the account: they go back, and the call
+        // tries once more, so a 403 never stands while units sit in our own lease.
+        if (!outcome.ok && outcome.reason === 'quota_exhausted' && (await meter.giveBack(accountId))) {
+          outcome = await reserveQuota(db, accountId, endpoint, cost);
+        }
+        if (outcome.ok) return held(outcome.remaining, () => refunds.refund(accountId, cost));
+        // Refused while other calls of the account hold units that would pay for this one should
+        // they fail: wait for them to settle and try again (./holds.ts). A caller holding units
+        // itself does not wait, so no two calls wait on each other.
+        const waitMs = waitUntil - performance.now();
+        if (outcome.reason === 'quota_exhausted' && waitMs > 0 && !by.signal?.aborted && !holds.holds(accountId, holder)) {
+          // Units let go while the database answered are not in its answer: ask again at once.
+          if (holds.lastRelease(accountId) !== seen) continue;
+          if (outcome.remaining + holds.heldByOthers(accountId, holder) >= cost) {
+            await holds.released(accountId, waitMs, by.signal);
+            continue;
+          }
+        }
+        switch (outcome.reason) {
+          case 'not_in_plan':
+            throw notInPlan(outcome.planId!, endpoint);
+          case 'subscription_ended':
+            throw subscriptionEnded();
+          case 'no_account':
+            throw new ApiError('FORBIDDEN', 'Forbidden: the account no longer exists');
+          case 'quota_exhausted':
+            throw quotaExhausted(outcome.remaining, cost);
+        }
       }
     },
 
@@ -153,8 +178,8 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
   };
 }
 
-/** A reservation whose refund runs once, however often it is asked for. */
-function reservation(remaining: number, units: number, giveBack: () => Promise<void>): Reservation {
+/** A reservation whose refund runs once, however often it is asked for; either end lets its hold go. */
+function reservation(remaining: number, units: number, giveBack: () => Promise<void>, release: () => void): Reservation {
   let refunded = false;
   return {
     remaining,
@@ -165,7 +190,12 @@ function reservation(remaining: number, units: number, giveBack: () => Promise<v
     refund: async () => {
       if (refunded) return;
       refunded = true;
-      await giveBack();
+      try {
+        await giveBack();
+      } finally {
+        release();
+      }
     },
+    keep: release,
   };
 }

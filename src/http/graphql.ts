@@ -80,15 +80,15 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       const scope = (serverContext as Partial<ScopeContext>).scope;
       if (!scope || !refusedUnvalidated.has(scope) || Array.isArray(result) || Symbol.asyncIterator in result) return;
       refusedUnvalidated.delete(scope);
-      try {
-        await scope.enter();
-      } catch (error) {
-        setResult({ errors: [toClientError(error, errorReport(services.log))] });
-        return;
-      }
+      const refusal = await scope.enter().then(
+        () => null,
+        (error: unknown) => toClientError(error, errorReport(services.log)),
+      );
       await scope.settle('all');
-      const remaining = await scope.access.quotaRemaining().catch(() => null);
-      setResult({ ...result, extensions: { ...result.extensions, cost: { requested: 0, charged: 0, remaining } satisfies Cost } });
+      // A 401 names no caller; a 429 or the 400 do, and tell what is left.
+      const cost = scope.access.caller ? { cost: { requested: 0, charged: 0, remaining: await scope.access.quotaRemaining().catch(() => null) } satisfies Cost } : null;
+      if (refusal) setResult({ errors: [refusal], ...(cost ? { extensions: cost } : {}) });
+      else if (cost) setResult({ ...result, extensions: { ...result.extensions, ...cost } });
     },
     async onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const kind = operationKind(args);

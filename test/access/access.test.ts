@@ -204,6 +204,7 @@ describe('rate and concurrency limits (429)', () => {
     const invalid = await app.graphql('{ creators { nope } }', {}, key);
     expect(invalid.status).toBe(429);
     expect(invalid.body.errors[0].extensions.code).toBe('RATE_LIMITED');
+    expect(invalid.body.extensions.cost).toEqual({ requested: 0, charged: 0, remaining: 10_000 });
   });
 });
 

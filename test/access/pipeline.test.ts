@@ -26,7 +26,7 @@ function accountWithHeldAnswers(quota: number) {
     admit: async () => async () => {},
     async reserve(_caller, _endpoint, units) {
       left -= units;
-      const reservation: Reservation = { remaining: left, units, refunded: false, refund: async () => {} };
+      const reservation: Reservation = { remaining: left, units, refunded: false, refund: async () => {}, keep: () => {} };
       return new Promise<Reservation>((resolve) => held.push(() => resolve(reservation)));
     },
     quote: async () => left,
