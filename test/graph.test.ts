@@ -148,6 +148,31 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
       expect((await gql(`query($id: ID!) { node(id: $id) { id } }`, { id: missing })).node).toBeNull();
     });
 
+    it("reaches the photo platform's posts and authors by id only on a plan that covers realtime fetches", async () => {
+      const trial = await app.newKey({ plan: 'trial', ratePerSecond: 100_000 });
+      const media = encodeGlobalId({ type: 'Media', platform: 'instagram', mediaId: '3141592653589793238' });
+      const author = encodeGlobalId({ type: 'Creator', platform: 'instagram', userId: '1003' });
+      const channel = encodeGlobalId({ type: 'Channel', channelId: 'x' });
+      const before = (await app.graphql('{ viewer { quotaUsed } }', {}, trial)).body.data.viewer.quotaUsed;
+      for (const [query, variables] of [
+        ['query($id: ID!) { node(id: $id) { id } }', { id: media }],
+        ['query($id: ID!) { node(id: $id) { id } }', { id: author }],
+        ['query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [channel, media] }],
+      ] as const) {
+        const answer = await app.graphql(query, variables, trial);
+        expect(answer.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+        expect(answer.body.errors[0].message).toBe('Forbidden: the trial plan does not include realtime.medias');
+        expect(answer.body.extensions.cost.charged).toBe(0);
+      }
+      expect((await app.graphql('{ viewer { quotaUsed } }', {}, trial)).body.data.viewer.quotaUsed).toBe(before);
+      // The rest of the graph stays the trial plan's, at 1 unit an id.
+      const other = await app.graphql('query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [channel] }, trial);
+      expect(other.body.errors).toBeUndefined();
+      expect(other.body.extensions.cost.charged).toBe(1);
+      // A pro key reads them as before (the post itself: the test above).
+      expect((await gql('query($id: ID!) { node(id: $id) { id } }', { id: author })).node).toBeDefined();
+    });
+
     it('refuses a malformed global id and more than 100 ids with BAD_REQUEST naming the argument', async () => {
       const channelId = encodeGlobalId({ type: 'Channel', channelId: 'x' });
       const malformed = ['', 'not base64!', Buffer.from('Planet:1').toString('base64url'), Buffer.from('Category:abc').toString('base64url'), Buffer.from('Creator:nouser').toString('base64url'), `${channelId}=`];

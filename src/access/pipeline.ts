@@ -53,6 +53,8 @@ export interface AccessService {
    * refused for quota while other requests hold units that may come back, it waits for them first.
    */
   reserve(caller: Caller, endpoint: EndpointId, cost: number, by?: ReservingRequest): Promise<Reservation>;
+  /** The plan check alone: FORBIDDEN unless the plan names every one of `endpoints` and the subscription runs. */
+  checkPlan(caller: Caller, endpoints: readonly EndpointId[]): void;
   /**
    * What reserve() would check, reserving nothing (a GraphQL dry run): the plan names every one of
    * `endpoints`, the subscription runs, and `units` are left; the units left, or the ApiError.
@@ -124,6 +126,15 @@ export class RequestAccess {
     // figure is the one taken after all the others this request has seen.
     this.lastRemaining = Math.min(this.lastRemaining ?? Infinity, reservation.remaining);
     if (this.abandoned) await this.refundAll();
+  }
+
+  /**
+   * Step 5's plan check for data a field reaches that another endpoint sells (the photo platform's
+   * posts and authors, looked up by global id): 403 unless the plan covers that endpoint too.
+   */
+  requirePlan(endpoint: EndpointId): void {
+    if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
+    this.service.checkPlan(this.caller, [endpoint]);
   }
 
   /**

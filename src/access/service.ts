@@ -161,6 +161,8 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
       }
     },
 
+    checkPlan,
+
     async quote(caller, endpoints, units) {
       checkPlan(caller, endpoints);
       const left = await remaining(caller);

@@ -29,6 +29,14 @@ export const NodeRef = builder.interfaceRef<NodeValue>('Node').implement({
   resolveType: (value) => nodeKeyOf(value).type,
 });
 
+/**
+ * The photo platform's posts and their authors come in through realtime fetches only: reaching
+ * them by global id needs a plan that covers those fetches (docs/decisions.md), whatever it costs.
+ */
+function requirePlanFor(ctx: Context, keys: readonly NodeKey[]): void {
+  if (keys.some((key) => (key.type === 'Media' || key.type === 'Creator') && key.platform === PHOTO_PLATFORM)) ctx.access.requirePlan('realtime.medias');
+}
+
 /** The record a key names, through the request's loaders (one batch per type), or null. */
 async function loadNode(ctx: Context, key: NodeKey): Promise<NodeValue | null> {
   switch (key.type) {
@@ -54,6 +62,7 @@ builder.queryField('node', (t) =>
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(nodeArgs, { id: String(rawArgs.id) });
       const key = parseGlobalId(args.id, 'id');
+      requirePlanFor(ctx, [key]);
       await ctx.access.reserve('graph.lookup', info.path.key as string);
       return loadNode(ctx, key);
     },
@@ -69,6 +78,7 @@ builder.queryField('nodes', (t) =>
     resolve: async (_root, rawArgs, ctx, info) => {
       const args = ctx.validated(nodesArgs, { ids: rawArgs.ids.map(String) });
       const keys = parseGlobalIds(args.ids, 'ids');
+      requirePlanFor(ctx, keys);
       await ctx.access.reserve('graph.lookup', info.path.key as string);
       return Promise.all(keys.map((key) => loadNode(ctx, key)));
     },

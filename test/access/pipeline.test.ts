@@ -29,6 +29,7 @@ function accountWithHeldAnswers(quota: number) {
       const reservation: Reservation = { remaining: left, units, refunded: false, refund: async () => {}, keep: () => {} };
       return new Promise<Reservation>((resolve) => held.push(() => resolve(reservation)));
     },
+    checkPlan: () => {},
     quote: async () => left,
     remaining: async () => left,
     unsold: () => 0,
