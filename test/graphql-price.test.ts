@@ -281,6 +281,35 @@ describe('the price at the GraphQL door', () => {
     expect(over.status).toBe(400);
   });
 
+  it("runs a dry run's metered fields up to their charge: the answer a real run would give, 400 before 403", async () => {
+    const trial = await app.newKey({ plan: 'trial', quota: 1_000 });
+    const pro = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const from = app.store.queries.length;
+    const ids = Array.from({ length: 101 }, (_, i) => Buffer.from(`Channel:c${i}`).toString('base64url'));
+    const media = Buffer.from('Media:instagram:1').toString('base64url');
+    // [what, key, document, variables, status, code, field]
+    const cases: [string, string, string, Record<string, unknown>, number, string, string | null][] = [
+      ['more than 100 ids', pro, 'query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids }, 400, 'BAD_REQUEST', 'ids'],
+      ['a page past 100', pro, '{ creators(first: 101) { totalCount } }', {}, 400, 'BAD_REQUEST', 'first'],
+      ['a bad argument on a plan without the field: 400 first', trial, '{ realtimeMedias(userId: "abc") { more } }', {}, 400, 'BAD_REQUEST', 'userId'],
+      ['a post by id on a plan without realtime fetches', trial, 'query($id: ID!) { node(id: $id) { id } }', { id: media }, 403, 'FORBIDDEN', null],
+    ];
+    for (const [what, key, query, variables, status, code, field] of cases) {
+      const real = await post(key, { query, variables });
+      const dry = await post(key, { query, variables, extensions: { dryRun: true } });
+      expect(dry.status, what).toBe(status);
+      const [realBody, dryBody] = [await real.json(), await dry.json()];
+      expect(realBody.errors[0].extensions.code, what).toBe(code);
+      expect(dryBody.errors.map((e: { extensions: { code: string } }) => e.extensions.code), what).toEqual([code]);
+      expect(dryBody.errors[0].message, what).toBe(realBody.errors[0].message);
+      if (field) expect(dryBody.errors[0].extensions.fields[0].field, what).toBe(field);
+      expect(dryBody.extensions.cost.charged, what).toBe(0);
+    }
+    expect(dataStatements(from)).toEqual([]);
+    expect(await quotaUsed(pro)).toBe(0);
+    expect(await quotaUsed(trial)).toBe(0);
+  });
+
   it('answers 403 to a dry run the quota or the plan could not pay', async () => {
     const key = await app.newKey({ plan: 'pro', quota: 150 });
     const dry = await post(key, { query: '{ creators { totalCount } videos { totalCount } }', extensions: { dryRun: true } });

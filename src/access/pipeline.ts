@@ -83,6 +83,7 @@ export class RequestAccess {
   private abandoned = false;
   /** Each root field's share of the operation's price, once a GraphQL door has priced it. */
   private shares: ReadonlyMap<string, number> | null = null;
+  #dryRun = false;
 
   constructor(
     private readonly service: AccessService,
@@ -119,6 +120,10 @@ export class RequestAccess {
   async reserve(endpoint: EndpointId, root: string): Promise<void> {
     if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
     if (this.abandoned) throw new RequestAbandonedError();
+    if (this.#dryRun) {
+      this.service.checkPlan(this.caller, [endpoint]);
+      throw new DryRunReached();
+    }
     const units = this.shares?.get(root) ?? endpoints[endpoint].cost;
     const reservation = await this.service.reserve(this.caller, endpoint, units, { holder: this, signal: this.signal });
     this.reservations.push({ root, endpoint, reservation });
@@ -174,6 +179,14 @@ export class RequestAccess {
     return this.charged().reduce((sum, { units }) => sum + units, 0);
   }
 
+  /**
+   * A dry run from here on: reserve() checks the plan and then stops the work with DryRunReached,
+   * so a resolver runs its validation (400) and plan check (403) and nothing after them.
+   */
+  startDryRun(): void {
+    this.#dryRun = true;
+  }
+
   /** A dry run: the units left if `units` could be paid now under `endpoints`, else the ApiError reserve() would throw. */
   async quote(endpoints: readonly EndpointId[], units: number): Promise<number> {
     if (!this.caller) throw new ApiError('UNAUTHENTICATED', 'Unauthorized');
@@ -203,6 +216,14 @@ export class RequestAccess {
 const accessByRequest = new WeakMap<Request, RequestAccess>();
 export const attachAccess = (request: Request, access: RequestAccess): void => void accessByRequest.set(request, access);
 export const accessOf = (request: Request): RequestAccess | undefined => accessByRequest.get(request);
+
+/** Where a dry run stops a metered field: at its charge, after its validation and plan check. */
+export class DryRunReached extends Error {
+  override readonly name = 'DryRunReached';
+  constructor() {
+    super('a dry run stops before the charge');
+  }
+}
 
 /** Thrown into work that tries to go on after its client left; nobody reads the answer. */
 export class RequestAbandonedError extends Error {

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import { Request } from '@whatwg-node/fetch';
-import { type ExecutionArgs, getOperationAST, GraphQLError } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { assertAdmin, isAdminField } from '../access/admin.js';
-import { ApiError, isApiError, isErrorCode } from '../domain/errors.js';
+import { DryRunReached } from '../access/pipeline.js';
+import { ApiError, isApiError, isErrorCode, statusOfCode } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { runCompiled } from '../schema/compiled.js';
 import { type Context, createContext } from '../schema/context.js';
@@ -50,6 +51,20 @@ class OperationRefused extends GraphQLError {
   }
 }
 const refusal = (error: ApiError) => new OperationRefused(error);
+
+/**
+ * A dry run's metered fields refused before their charge: their errors as a real run would give
+ * them, under the HTTP status of the earliest check that failed (400 before 403, decisions §4).
+ */
+class DryRunRefused extends Error {
+  readonly errors: GraphQLError[];
+  constructor(errors: GraphQLError[]) {
+    super('dry run refused');
+    const first = errors.find((error) => error.extensions.code === 'BAD_REQUEST') ?? errors[0];
+    const http = (first.extensions.http as { status: number } | undefined) ?? { status: isErrorCode(first.extensions.code) ? statusOfCode(first.extensions.code) : 500 };
+    this.errors = errors.map((error) => new GraphQLError(error.message, { path: error.path, extensions: { ...error.extensions, http } }));
+  }
+}
 
 /**
  * Steps 2–3 of the pipeline before a data operation runs, its price, step 7 after it, through the
@@ -116,6 +131,12 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
           if (exceeded) throw refusal(ApiError.badRequest([{ field: 'query', message: exceeded }]));
           scope.access.setShares(price.roots);
           if (context.params?.extensions?.dryRun === true) {
+            // The metered root fields run up to their charge: their arguments are validated (400)
+            // and their plans checked (403) as a real run would, then quota for the whole price.
+            scope.access.startDryRun();
+            const tried = (await executeFn({ ...args, document: price.metered } as ExecutionArgs)) as ExecutionResult;
+            const stopped = (tried.errors ?? []).filter((error) => !(error.originalError instanceof DryRunReached));
+            if (stopped.length > 0) throw new DryRunRefused(stopped.map((error) => toClientError(error, errorReport(services.log))));
             await scope.access.quote([...new Set(price.endpoints.values())], price.units).catch((error) => {
               throw isApiError(error) ? refusal(error) : error;
             });
@@ -128,8 +149,9 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
         if (entered) await scope.settle('all');
         // Whoever the key named learns the price and what is left, even when refused (429, 400, 403).
         const cost = scope.access.caller ? { cost: await costOf(0) } : undefined;
-        const clientError = error instanceof OperationRefused ? error : toClientError(error, errorReport(services.log));
-        setResultAndStopExecution({ errors: [clientError], ...(cost ? { extensions: cost } : {}) });
+        const clientErrors =
+          error instanceof DryRunRefused ? error.errors : [error instanceof OperationRefused ? error : toClientError(error, errorReport(services.log))];
+        setResultAndStopExecution({ errors: clientErrors, ...(cost ? { extensions: cost } : {}) });
         return;
       }
       return {

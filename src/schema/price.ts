@@ -112,6 +112,8 @@ export interface OperationPrice {
   endpoints: Map<string, EndpointId>;
   /** How many list elements the operation could return in all. */
   nodes: number;
+  /** The operation with its metered root fields only (a dry run runs them up to their charge). */
+  metered: DocumentNode;
 }
 
 interface Measure {
@@ -144,7 +146,8 @@ export function priceOperation(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
   const walker = new Walker(schema, fragments, coerced.coerced);
-  const price: OperationPrice = { units: 0, roots: new Map(), endpoints: new Map(), nodes: 0 };
+  const price: Omit<OperationPrice, 'metered'> = { units: 0, roots: new Map(), endpoints: new Map(), nodes: 0 };
+  const metered: FieldNode[] = [];
   try {
     for (const [key, nodes] of walker.collect(rootType, [operation.selectionSet])) {
       const field = rootType.getFields()[nodes[0].name.value];
@@ -152,7 +155,10 @@ export function priceOperation(
       const measure = walker.field(rootType, field, nodes, null);
       price.roots.set(key, measure.units);
       const endpoint = prices[`${rootType.name}.${field.name}`]?.endpoint;
-      if (endpoint) price.endpoints.set(key, endpoint);
+      if (endpoint) {
+        price.endpoints.set(key, endpoint);
+        metered.push(...nodes);
+      }
       price.units += measure.units;
       price.nodes += measure.nodes;
     }
@@ -160,7 +166,9 @@ export function priceOperation(
     // An argument that does not coerce: execution reports it, and nothing runs.
     return null;
   }
-  return price;
+  const selectionSet = { kind: Kind.SELECTION_SET, selections: metered } as const;
+  const definitions = document.definitions.map((definition) => (definition === operation ? { ...operation, selectionSet } : definition));
+  return { ...price, metered: { ...document, definitions } };
 }
 
 class Walker {
