@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
@@ -138,6 +138,20 @@ export interface Listening {
 /** After the grace, how long aborted requests get to write their 503 before sockets are cut. */
 const ABORT_ANSWER_MS = 2_000;
 
+/**
+ * Node keeps the first of several Authorization headers and drops the rest, so a request carrying
+ * two keys would be served as the first's while a proxy may read the last. Several are combined
+ * as HTTP combines field lines (RFC 9110 §5.3), and the key check refuses the result (401).
+ */
+function combineAuthorization(request: IncomingMessage): void {
+  const raw = request.rawHeaders;
+  let values: string[] | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') (values ??= []).push(raw[i + 1]);
+  }
+  if (values && values.length > 1) request.headers.authorization = values.join(', ');
+}
+
 /** How long a client may take to send its headers and its whole request (then 408). */
 export interface ClientTimeouts {
   headersMs: number;
@@ -157,6 +171,7 @@ export async function listen(app: App, port: number, host: string, timeouts: Cli
     // During the drain a client still gets its answer, and is told to reconnect elsewhere.
     if (draining) response.setHeader('connection', 'close');
     inFlight.add(response);
+    if (request.headers.authorization !== undefined) combineAuthorization(request);
     response.once('close', () => {
       inFlight.delete(response);
       if (inFlight.size === 0) onIdle?.();

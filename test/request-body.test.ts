@@ -99,6 +99,20 @@ describe('request bodies without a Content-Length', () => {
     expect((await post(`{ viewer { plan } } # ${'x'.repeat(MAX)}`)).status).toBe(413);
   });
 
+  it('answers a body type no parser reads with 415 and an error saying what to send', async () => {
+    for (const authorization of [key, null]) {
+      const answer = await app.server.fetch('http://test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', accept: 'application/json', ...(authorization ? { authorization } : {}) },
+        body: '{"query": "{ viewer { plan } }"}',
+      });
+      expect(answer.status).toBe(415);
+      const body = await answer.json();
+      expect(body.errors[0].extensions.code).toBe('BAD_REQUEST');
+      expect(body.errors[0].message).toContain('send it as application/json');
+    }
+  });
+
   it('still answers invalid and non-object GraphQL JSON with 400', async () => {
     const invalid = await postChunked('/graphql', '{"query": ', false);
     expect(invalid.status).toBe(400);

@@ -3,19 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp, listen, type Listening } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Logger } from '../src/observability/log.js';
+import { createAccount, issueKey } from '../src/store/accounts.js';
 import { createTestStore } from './support/store.js';
 
 // Requests Node's HTTP parser refuses before the front door sees them still get the contract's
 // error envelope (§7), not a bare status line, and echo nothing of what was sent.
 
 let app: App;
+let store: Awaited<ReturnType<typeof createTestStore>>;
 let listening: Listening;
 let port: number;
 const logged: string[] = [];
 
 beforeAll(async () => {
   const log: Logger = { info: (m) => void logged.push(m), warn: (m) => void logged.push(m), error: (m) => void logged.push(m) };
-  app = await createApp({ ...loadConfig({}), searchIndex: false, searchSnapshotDir: undefined }, { store: await createTestStore(), log, instagram: null });
+  app = await createApp({ ...loadConfig({}), searchIndex: false, searchSnapshotDir: undefined }, { store: (store = await createTestStore()), log, instagram: null });
   listening = await listen(app, 0, '127.0.0.1');
   port = Number(new URL(listening.url).port);
 }, 60_000);
@@ -86,5 +88,19 @@ describe('requests the HTTP parser refuses', () => {
     const { status, body } = parse(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
     expect(status).toBe(200);
     expect(body).toEqual({ status: 'ok' });
+  });
+});
+
+describe('several Authorization headers', () => {
+  it('are refused with 401 whichever comes first, where Node alone would serve the first key', async () => {
+    const { key } = await issueKey(store.db, await createAccount(store.db, { plan: 'pro' }));
+    const { key: other } = await issueKey(store.db, await createAccount(store.db, { plan: 'pro' }));
+    const ping = (headers: string) => raw(`GET /api/ping HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`).then(parse);
+    expect((await ping(`Authorization: ${key}\r\n`)).status).toBe(200);
+    for (const headers of [`Authorization: ${key}\r\nAuthorization: cds_bad\r\n`, `authorization: ${key}\r\nAUTHORIZATION: ${other}\r\n`, `Authorization: ${key}\r\nAuthorization: ${key}\r\n`]) {
+      const { status, body } = await ping(headers);
+      expect(status).toBe(401);
+      expect(body).toEqual({ success: false, code: 401, message: 'Unauthorized: send one Authorization header with one API key' });
+    }
   });
 });

@@ -15,6 +15,8 @@ const unauthorized = (message: string) => new ApiError('UNAUTHENTICATED', messag
 function rawKeyOf(authorization: string | null): string {
   if (authorization === null || authorization === '') throw unauthorized('Unauthorized: missing Authorization header');
   if (/^bearer\b/i.test(authorization)) throw unauthorized('Unauthorized: send the raw API key, without a Bearer prefix');
+  // Several Authorization headers arrive combined with commas (src/app.ts); no key has one.
+  if (authorization.includes(',')) throw unauthorized('Unauthorized: send one Authorization header with one API key');
   if (/\s/.test(authorization)) throw unauthorized('Unauthorized: the API key contains whitespace or a line break');
   return authorization;
 }

@@ -230,7 +230,14 @@ const badRequest = (message: string, status = 400) => new GraphQLError(message, 
 function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
   return {
   onRequestParse({ request, requestParser, setRequestParser, serverContext }) {
-    if (request.method !== 'POST' || !requestParser) return;
+    if (request.method !== 'POST') return;
+    // yoga answers a body type it has no parser for with a bare 415: ours says what it takes.
+    if (!requestParser) {
+      setRequestParser(() => {
+        throw badRequest('the POST body\'s Content-Type is not one /graphql reads: send it as application/json', 415);
+      });
+      return;
+    }
     const chosen = requestParser;
     const { scope } = serverContext;
     setRequestParser(async (request) => {
