@@ -19,10 +19,10 @@ afterAll(() => app?.close());
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const persisted = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(query) } });
 
-async function post(body: Record<string, unknown>) {
+async function post(body: Record<string, unknown>, authorization: string | null = key) {
   const response = await app.server.fetch('http://test/graphql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: key },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization === null ? {} : { authorization }) },
     body: JSON.stringify(body),
   });
   return { status: response.status, headers: response.headers, body: await response.json() };
@@ -77,6 +77,22 @@ describe('persisted operations', () => {
       headers: { accept: 'application/json' },
     });
     expect(anonymous.status).toBe(401);
+  });
+
+  it('keeps a text only once its request carried a valid key: requests without one cannot push paying clients\' documents out', async () => {
+    const mine = '{ liveStreams(first: 2) { totalCount } }';
+    expect((await post({ query: mine, extensions: persisted(mine) })).status).toBe(200);
+    // More texts than the store keeps, each sent without a key, or with a wrong one: 401, none kept.
+    for (let i = 0; i <= PERSISTED_MAX_DOCUMENTS; i++) {
+      const text = `{ liveStreams(first: 1) { totalCount } a${i}: __typename }`;
+      expect((await post({ query: text, extensions: persisted(text) }, i % 2 ? null : 'cds_wrong')).status).toBe(401);
+    }
+    const text = '{ a: __typename }';
+    await post({ query: text, extensions: persisted(text) }, null);
+    expect((await post({ extensions: persisted(text) })).status).toBe(404);
+    const again = await post({ extensions: persisted(mine) });
+    expect(again.status).toBe(200);
+    expect(again.body.data.liveStreams.totalCount).toEqual(expect.any(Number));
   });
 });
 
