@@ -152,6 +152,20 @@ function combineAuthorization(request: IncomingMessage): void {
   if (values && values.length > 1) request.headers.authorization = values.join(', ');
 }
 
+/**
+ * HTTP/1.1 servers must accept a request target in absolute form (`POST http://host/api/…`,
+ * RFC 9112 §3.2.2), which Node passes on as it came: the path and query are what route it.
+ */
+function toOriginForm(request: IncomingMessage): void {
+  if (!/^https?:\/\//i.test(request.url!)) return;
+  try {
+    const target = new URL(request.url!);
+    request.url = `${target.pathname}${target.search}`;
+  } catch {
+    // Not a URL: routed as it is (a 404).
+  }
+}
+
 /** How long a client may take to send its headers and its whole request (then 408). */
 export interface ClientTimeouts {
   headersMs: number;
@@ -172,6 +186,7 @@ export async function listen(app: App, port: number, host: string, timeouts: Cli
     if (draining) response.setHeader('connection', 'close');
     inFlight.add(response);
     if (request.headers.authorization !== undefined) combineAuthorization(request);
+    if (request.url && request.url[0] !== '/') toOriginForm(request);
     response.once('close', () => {
       inFlight.delete(response);
       if (inFlight.size === 0) onIdle?.();

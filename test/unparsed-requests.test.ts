@@ -104,3 +104,12 @@ describe('several Authorization headers', () => {
     }
   });
 });
+
+describe('a request target in absolute form', () => {
+  it('is routed by its path and query, as HTTP/1.1 requires', async () => {
+    const { key } = await issueKey(store.db, await createAccount(store.db, { plan: 'pro' }));
+    const { status, body } = parse(await raw(`GET http://127.0.0.1:${port}/api/ping?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${key}\r\nConnection: close\r\n\r\n`));
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ success: true, code: 200, message: 'pong' });
+  });
+});
