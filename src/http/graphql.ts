@@ -14,7 +14,7 @@ import { documentNesting, MAX_DOCUMENT_NESTING, operationLimits } from '../schem
 import { usePersistedOperations } from './persisted.js';
 import { boundExceeded, type OperationPrice, priceOperation } from '../schema/price.js';
 import type { Services } from '../services.js';
-import type { RequestScope } from './scope.js';
+import type { RequestScope, ScopeContext } from './scope.js';
 
 // The GraphQL door: yoga, given a request the front door (server.ts) has opened a scope for. Data
 // operations enter the pipeline through that scope (key, limits), run cancellable and compiled,
@@ -301,10 +301,6 @@ export const GRAPHIQL_HEADERS = JSON.stringify({ Authorization: '<your API key>'
  */
 const graphiqlPage = () => createRequire(import.meta.url)('@graphql-yoga/render-graphiql') as typeof import('@graphql-yoga/render-graphiql');
 
-/** What the front door hands yoga with each request. */
-export interface ScopeContext {
-  scope: RequestScope;
-}
 
 export function createGraphQLDoor(services: Services) {
   return createYoga<ScopeContext, Context>({

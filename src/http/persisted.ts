@@ -1,7 +1,7 @@
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { ScopeContext } from './graphql.js';
+import type { ScopeContext } from './scope.js';
 
 // Automatic Persisted Queries (Apollo's protocol, yoga's plugin): a client sends
 // `extensions.persistedQuery = { version: 1, sha256Hash }` alone (POST, or GET with the extensions

@@ -85,6 +85,11 @@ export class RequestScope {
   }
 }
 
+/** What the front door hands yoga with each request. */
+export interface ScopeContext {
+  scope: RequestScope;
+}
+
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** The caller's own X-Request-Id when it is sane, else a new one; echoed back either way. */
