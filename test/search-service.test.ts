@@ -274,6 +274,27 @@ describe.each(modes)('with the index in its own thread: $thread, in $partitions 
     });
   });
 
+  describe('text in any script', () => {
+    it("finds a name by its own letters, 'İ' and a final 'Σ' too, from the index as from SQL", async () => {
+      const channel = await app.store.db.selectFrom('channels').select('channel_id').limit(1).executeTakeFirstOrThrow();
+      const creator = { user_id: '77770011', username: 'ilker_tr', full_name: 'İlker Yılmaz ΟΔΥΣΣΕΑΣ', follower_count: 77 };
+      const video = { video_id: 'caseVideo01', channel_id: channel.channel_id, title: 'İSTANBUL ΣΟΦΟΣ', create_at: '2026-03-01T00:00:00Z' };
+      await runImport(app.store, 'creators', Readable.from([`${JSON.stringify(creator)}\n`]), quiet);
+      await runImport(app.store, 'videos', Readable.from([`${JSON.stringify(video)}\n`]), quiet);
+      await index.refresh();
+      for (const query of ['İlker', 'İLKER', 'ilker', 'İlker Yılmaz ΟΔΥΣΣΕΑΣ', 'Yılmaz ΟΔΥΣΣΕΑΣ', 'οδυσσεασ', 'ΟΔΥΣΣΕΑΣ']) {
+        const { fromIndex, fromSql } = await both('/api/v1/search/twitter/user', { query });
+        expect(fromIndex.body, query).toEqual(fromSql.body);
+        expect(fromIndex.body.data.items.map((c: { user_id: string }) => c.user_id), query).toContain(creator.user_id);
+      }
+      for (const query of ['İstanbul', 'İSTANBUL ΣΟΦΟΣ', 'σοφοσ', 'ΣΟΦΟΣ']) {
+        const { fromIndex, fromSql } = await both('/api/v1/search/youtube/video', { query });
+        expect(fromIndex.body, query).toEqual(fromSql.body);
+        expect(fromIndex.body.data.items.map((v: { video_id: string }) => v.video_id), query).toContain(video.video_id);
+      }
+    });
+  });
+
   describe('freshness', () => {
     const search = (body: unknown) => app.rest('/api/v1/search/twitter/user', { body, key });
 

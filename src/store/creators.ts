@@ -14,6 +14,7 @@ import { asText, rangeFacet, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDate, toDecimal } from './values.js';
+import { lowerCase } from '../domain/text.js';
 
 type CreatorsEb = ExpressionBuilder<Database, 'creators'>;
 
@@ -62,7 +63,7 @@ export function creatorOrder(search: CreatorSearch): SortKey {
     case 'FOLLOWER_COUNT':
       return sortKey(order, followers, id);
     case 'RELEVANCE': {
-      const q = (search.filter.query ?? '').toLowerCase();
+      const q = lowerCase(search.filter.query ?? '');
       const rank = sql`(CASE WHEN lower(creators.username) = ${q} THEN 3
         WHEN lower(creators.username) LIKE ${prefixPattern(q)} THEN 2
         WHEN lower(creators.full_name) LIKE ${prefixPattern(q)} THEN 1 ELSE 0 END)`;

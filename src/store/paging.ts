@@ -2,6 +2,7 @@ import { type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kyse
 import { type CursorValue, decodeCursor, encodeCursor, type Page, type PageArgs, pageDirection } from '../domain/cursors.js';
 import type { KeyType, Order } from '../domain/orders.js';
 import { toCount } from './values.js';
+import { lowerCase } from '../domain/text.js';
 
 // Keyset pages for every connection (PostGraphile's shape):
 //   SELECT …, <k0> AS k0, …, <id> AS kN FROM … WHERE (<k0>, …, <id>) < (:cursor) ORDER BY <k0> DESC, …, <id> DESC LIMIT first + 1
@@ -137,11 +138,11 @@ export async function countMatches<DB, TB extends keyof DB, O>(query: SelectQuer
 
 /** A LIKE pattern that matches `text` anywhere, with `%`, `_` and `\` taken literally. */
 export function containsPattern(text: string): string {
-  return `%${escapeLike(text.toLowerCase())}%`;
+  return `%${escapeLike(lowerCase(text))}%`;
 }
 
 export function prefixPattern(text: string): string {
-  return `${escapeLike(text.toLowerCase())}%`;
+  return `${escapeLike(lowerCase(text))}%`;
 }
 
 function escapeLike(text: string): string {

@@ -16,6 +16,7 @@ import { asText, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchGroupedPages, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
+import { lowerCase } from '../domain/text.js';
 
 type VideosEb = ExpressionBuilder<Database & { c: Database['channels'] }, 'videos' | 'c'>;
 
@@ -66,7 +67,7 @@ export function videoOrder(search: VideoSearch): SortKey {
   const id = sql`videos.video_id`;
   const order = videoOrders[search.sort];
   if (search.sort === 'NEWEST') return sortKey(order, sql`videos.create_at`, id);
-  const q = (search.filter.query ?? '').toLowerCase();
+  const q = lowerCase(search.filter.query ?? '');
   const rank = sql`(CASE WHEN lower(videos.title) = ${q} THEN 3
     WHEN lower(videos.title) LIKE ${prefixPattern(q)} THEN 2
     WHEN lower(videos.title) LIKE ${containsPattern(q)} THEN 1 ELSE 0 END)`;

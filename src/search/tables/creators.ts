@@ -19,6 +19,7 @@ import { countRanges, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
 import { indexPageOf, keyRangeOf, pageSegments, positionOfCursor, type SearchProbe, type Segment } from './paging.js';
+import { lowerCase } from '../../domain/text.js';
 
 // Creator search in memory: every filter of src/store/creators.ts's WHERE, the three orders, the
 // exact total; the page's rows are then read from PostgreSQL by key.
@@ -278,7 +279,7 @@ export class CreatorIndex {
     if (filter.verified) match.values(this.#verified, [true]);
     if (search.categoryIds) match.values(this.#categories, search.categoryIds);
     // Bitmaps and text first: the ranges after them often have few rows left to test.
-    if (filter.query) match.text([this.#username, this.#fullName], filter.query.toLowerCase());
+    if (filter.query) match.text([this.#username, this.#fullName], lowerCase(filter.query));
     for (const [minKey, maxKey, column] of creatorNumericBounds) {
       const { range, unit } = this.#numeric[column];
       match.range(range, inclusiveBounds(unit, minKey ? filter[minKey] : null, filter[maxKey]));
@@ -299,7 +300,7 @@ export class CreatorIndex {
       const engagement = keyRangeOf(inclusiveBounds('cents', filter.avgEngagementRateMin, filter.avgEngagementRateMax));
       return [{ rank: 0, bits, count, held, order: this.#engagement, keyRange: engagement }];
     }
-    const query = (search.filter.query ?? '').toLowerCase();
+    const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
     // Each tier copied at once: a TextIndex result is only valid until its next search.
     const tiers = (

@@ -18,6 +18,7 @@ import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
 import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
+import { lowerCase } from '../../domain/text.js';
 
 // Video search in memory, with its channel filters. The two channel conditions nearly every
 // channel-filtered search has (countries, follower bounds) are copied onto each video's slot, so
@@ -421,7 +422,7 @@ export class VideoIndex {
     match.range(this.#createAt, instantBounds(filter));
     if (filter.categorys?.length) match.values(this.#category, filter.categorys);
     if (filter.videoType) match.values(this.#videoType, [filter.videoType === 'SHORT' ? 2 : 1]);
-    if (filter.query) match.text([this.#title, this.#description], filter.query.toLowerCase());
+    if (filter.query) match.text([this.#title, this.#description], lowerCase(filter.query));
     if (filter.locations?.length) match.values(this.#channelCountry, filter.locations.map((code) => code.toUpperCase()));
     match.range(this.#channelFollowers, inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
     if (needsOtherChannelConditions(filter)) {
@@ -480,7 +481,7 @@ export class VideoIndex {
   /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
   #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[]): Segment[] {
     if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
-    const query = (search.filter.query ?? '').toLowerCase();
+    const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
     const tiers = (['equals', 'prefix', 'contains'] as const).map((how) => {
       const tier = this.#pool.take(words);
