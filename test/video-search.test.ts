@@ -119,6 +119,20 @@ describe('video search over REST', () => {
     }
   });
 
+  it('bounds by instants finer than a millisecond: a start past a row by 0.1 ms leaves it out', async () => {
+    const at = Date.UTC(2026, 0, 2, 8);
+    const after = (body: Record<string, unknown>) => search(body).then((b) => b.data.items.map((v: { video_id: string }) => v.video_id));
+    expect(await after({ create_at_start: '2026-01-02T08:00:00.0001Z' })).toEqual(expected((v) => v.create_at.getTime() > at));
+    expect(await after({ create_at_start: '2026-01-02T10:00:00.0000001+02:00' })).toEqual(expected((v) => v.create_at.getTime() > at));
+    expect(await after({ create_at_start: '2026-01-02T08:00:00.000Z' })).toEqual(expected((v) => v.create_at.getTime() >= at));
+    expect(await after({ create_at_end: '2026-01-02T08:00:00.0009Z' })).toEqual(expected((v) => v.create_at.getTime() <= at));
+    // One instant as both bounds is a range, empty here; a start after its end by 0.1 ms is inverted.
+    expect(await after({ create_at_start: '2026-01-02T08:00:00.0001Z', create_at_end: '2026-01-02T08:00:00.0001Z' })).toEqual([]);
+    const inverted = await app.rest(PATH, { body: { create_at_start: '2026-01-02T08:00:00.0002Z', create_at_end: '2026-01-02T08:00:00.0001Z' } });
+    expect(inverted.status).toBe(400);
+    expect(inverted.body.errors).toEqual([{ field: 'create_at_start', message: 'must not be after create_at_end' }]);
+  });
+
   it('rejects bad input with 400 naming the field', async () => {
     for (const [body, field] of [
       [{ categories: [100] }, 'categories'],

@@ -6,13 +6,25 @@ import { genders } from '../domain/values.js';
 // so a validated value is still plain JSON and can travel as GraphQL variables unchanged.
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An instant to the nanosecond: epoch milliseconds, then nanoseconds past them (0–999,999). */
+type ExactInstant = readonly [ms: number, ns: number];
 
 export interface InstantRange {
+  /**
+   * A start bound, inclusive: the first whole millisecond at or after the given instant (stored
+   * instants are whole milliseconds), so `…:59.9991Z` starts at the next millisecond.
+   */
   start: Date;
   // Exclusive: the end of the given instant, or the day after an end date (inclusive through its last ms).
   endExclusive: Date;
+  /** The first and last instants the text names, to the nanosecond: a date is a whole day. */
+  first: ExactInstant;
+  last: ExactInstant;
 }
+
+const laterThan = (a: ExactInstant, b: ExactInstant) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -55,14 +67,18 @@ export function parseInstant(text: string): InstantRange | null {
   if (date) {
     if (!validDate(Number(date[1]), Number(date[2]), Number(date[3]))) return null;
     const start = new Date(`${text}T00:00:00.000Z`);
-    return { start, endExclusive: new Date(start.getTime() + 86_400_000) };
+    const endExclusive = new Date(start.getTime() + 86_400_000);
+    return { start, endExclusive, first: [start.getTime(), 0], last: [endExclusive.getTime() - 1, 999_999] };
   }
   const dateTime = ISO_DATE_TIME.exec(text);
   if (!dateTime || !validDate(Number(dateTime[1]), Number(dateTime[2]), Number(dateTime[3]))) return null;
   if (Number(dateTime[4]) > 23 || Number(dateTime[5]) > 59 || Number(dateTime[6] ?? 0) > 59) return null;
-  const start = new Date(text);
-  if (Number.isNaN(start.getTime())) return null;
-  return { start, endExclusive: new Date(start.getTime() + 1) };
+  // Date keeps milliseconds and drops what follows them.
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime())) return null;
+  const ns = Number(((dateTime[7] ?? '').slice(3) + '000000').slice(0, 6));
+  const exact: ExactInstant = [at.getTime(), ns];
+  return { start: ns > 0 ? new Date(at.getTime() + 1) : at, endExclusive: new Date(at.getTime() + 1), first: exact, last: exact };
 }
 
 export const instant = z
@@ -134,7 +150,7 @@ export function checkRanges(value: Record<string, unknown>, ctx: z.RefinementCtx
   }
   const start = typeof value.createAtStart === 'string' ? parseInstant(value.createAtStart) : null;
   const end = typeof value.createAtEnd === 'string' ? parseInstant(value.createAtEnd) : null;
-  if (start && end && start.start >= end.endExclusive) {
+  if (start && end && laterThan(start.first, end.last)) {
     ctx.addIssue({ code: 'custom', path: ['createAtStart'], message: 'must not be after createAtEnd' });
   }
 }
