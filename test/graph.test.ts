@@ -74,6 +74,7 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
               video(videoId: $v) { videoId title channelId } category(categoryId: $k) { categoryId name level }
               noCreator: creator(userId: "no-such-user") { userId } noChannel: channel(channelId: "nope") { channelId }
               noVideo: video(videoId: "nope") { videoId } noCategory: category(categoryId: 999999) { categoryId }
+              zeroCategory: category(categoryId: 0) { categoryId } negativeCategory: category(categoryId: -3) { categoryId }
             }`,
             { u: creator.user_id, c: video.channel_id, v: video.video_id, k: category.id },
           );
@@ -86,6 +87,8 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
             noChannel: null,
             noVideo: null,
             noCategory: null,
+            zeroCategory: null,
+            negativeCategory: null,
           });
         } finally {
           app.services.search = index;

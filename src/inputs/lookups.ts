@@ -27,7 +27,8 @@ export const nodesArgs = z.object({
 export const creatorLookupArgs = z.object({ userId: key.describe("The creator's user id on the microblog platform") });
 export const channelLookupArgs = z.object({ channelId: key });
 export const videoLookupArgs = z.object({ videoId: key });
-export const categoryLookupArgs = z.object({ categoryId });
+// Any Int: no category has an id of 0 or below (a video without one says 0), so its lookup is null.
+export const categoryLookupArgs = z.object({ categoryId: z.int().min(-INT32_MAX - 1).max(INT32_MAX) });
 export const categoriesArgs = z.object({
   level: z.int().min(1).max(3).nullish().describe('Only categories of this level (1 to 3)'),
   parentId: categoryId.nullish().describe('Only the children of this category'),
