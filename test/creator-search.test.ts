@@ -106,6 +106,7 @@ describe('creator search over REST', () => {
     ['verified: 1', { verified: 1 }, (c) => c.is_verified === true],
     ['retweet_ratio_max (percent)', { retweet_ratio_max: 20 }, (c) => Number(c.retweet_ratio) <= 20],
     ['several filters at once', { locations: ['US'], verified: 0, follower_count_min: 1 }, (c) => c.country === 'US' && c.follower_count >= 1],
+    ['null for not given, paging fields too', { locations: ['US'], query: null, page: null, page_size: null, follower_count_max: null }, (c) => c.country === 'US'],
   ];
 
   it.each(filters)('filters by %s with an exact total and order', async (_name, body, predicate) => {

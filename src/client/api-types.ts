@@ -585,9 +585,9 @@ export interface operations {
                     /** @description Maximum repost share, percent */
                     retweet_ratio_max?: number | null;
                     /** @description Page number, from 1 */
-                    page?: number;
+                    page?: number | null;
                     /** @description Items per page, 1 to 100 (default 20) */
-                    page_size?: number;
+                    page_size?: number | null;
                     sort_by?: ("relevance" | "follower_count" | "engagement_rate") | null;
                 };
             };
@@ -650,9 +650,9 @@ export interface operations {
                     create_at_end?: string | null;
                     video_type?: (1 | 2) | null;
                     /** @description Page number, from 1 */
-                    page?: number;
+                    page?: number | null;
                     /** @description Items per page, 1 to 100 (default 20) */
-                    page_size?: number;
+                    page_size?: number | null;
                 };
             };
         };
@@ -697,11 +697,11 @@ export interface operations {
                     /** @description Broadcast language, ISO 639-1 (case-insensitive) or "other" */
                     language?: string | null;
                     /** @description Page size, 1 to 100 (default 20) */
-                    first?: number;
+                    first?: number | null;
                     /** @description A previous data.offset: the next page */
-                    after?: string;
+                    after?: string | null;
                     /** @description A cursor: the page just before it, in the same order */
-                    before?: string;
+                    before?: string | null;
                 };
             };
         };

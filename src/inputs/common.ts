@@ -165,11 +165,11 @@ export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
 export const pageShape = {
-  page: z.int().min(1).optional().describe('Page number, from 1'),
-  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).optional().describe('Items per page, 1 to 100 (default 20)'),
+  page: z.int().min(1).nullish().describe('Page number, from 1'),
+  pageSize: z.int().min(1).max(MAX_PAGE_SIZE).nullish().describe('Items per page, 1 to 100 (default 20)'),
 };
 
-export function checkOffsetWindow(value: { page?: number; pageSize?: number }, ctx: z.RefinementCtx): void {
+export function checkOffsetWindow(value: { page?: number | null; pageSize?: number | null }, ctx: z.RefinementCtx): void {
   const page = value.page ?? 1;
   const pageSize = value.pageSize ?? DEFAULT_PAGE_SIZE;
   if (page * pageSize > MAX_OFFSET_WINDOW) {

@@ -32,13 +32,13 @@ export const creatorFilterShape = {
   avgPlayCountMax: metricBound.nullish().describe('Bounds the average view count'),
   createAtStart: instant.nullish().describe('Last publish time from (ISO 8601 date or date-time)'),
   createAtEnd: instant.nullish().describe('Last publish time to, inclusive (ISO 8601 date or date-time)'),
-  hasEmail: z.boolean().nullish().describe('true: only creators with contact details'),
+  hasEmail: z.boolean().nullish().describe('true: only creators with contact details; false or absent: no condition (as REST 0)'),
   languages: languageCodes.nullish().describe('ISO 639-1 language codes'),
   avgEngagementCountMin: metricBound.nullish().describe('Average likes + comments + reposts per post'),
   avgEngagementCountMax: metricBound.nullish().describe('Average likes + comments + reposts per post'),
   avgVideoEngagementRateMin: metricBound.nullish().describe('Percent'),
   avgVideoEngagementRateMax: metricBound.nullish().describe('Percent'),
-  verified: z.boolean().nullish().describe('true: only verified creators'),
+  verified: z.boolean().nullish().describe('true: only verified creators; false or absent: no condition (as REST 0)'),
   retweetRatioMax: metricBound.nullish().describe('Maximum repost share, percent'),
 };
 

@@ -38,9 +38,9 @@ function oneCursor(value: { after?: string | null; before?: string | null }, ctx
 export const liveStreamSearchBody = z
   .strictObject({
     ...liveStreamFilterShape,
-    first: z.int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`),
-    after: cursor.optional().describe('A previous data.offset: the next page'),
-    before: cursor.optional().describe('A cursor: the page just before it, in the same order'),
+    first: z.int().min(1).max(MAX_PAGE_SIZE).nullish().describe(`Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`),
+    after: cursor.nullish().describe('A previous data.offset: the next page'),
+    before: cursor.nullish().describe('A cursor: the page just before it, in the same order'),
   })
   .superRefine(oneCursor);
 
