@@ -131,6 +131,12 @@ describe('live-stream search over REST', () => {
       after = page.offset;
     }
     expect(pages).toBe(Math.ceil(streams.length / 7));
+    // The last page's empty offset sent back is no first page (docs/decisions.md): a 400 naming the field.
+    for (const field of ['after', 'before']) {
+      const again = await app.rest(PATH, { body: { first: 7, [field]: '' } });
+      expect(again.status).toBe(400);
+      expect(again.body.errors).toEqual([{ field, message: 'is not a cursor issued for this query and order' }]);
+    }
     expect(seen).toEqual(expected());
   });
 
