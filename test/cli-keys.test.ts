@@ -103,5 +103,16 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect(badPlan.stderr).toContain('gold');
     expect((await cli('keys', 'rotate', 'key_nope')).code).toBe(2);
     expect((await cli('keys', 'create', '--bogus')).code).toBe(2);
+    // A folder given to import: a clear refusal, no stack trace.
+    const folder = await cli('import', 'creators', tmpdir());
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain('EISDIR');
+    expect(folder.stderr).not.toMatch(/\n\s+at /);
+    // A word where only flags go ('pro' for '--plan pro') is refused, not ignored into a trial key.
+    for (const args of [['keys', 'create', 'pro'], ['keys', 'list', 'acct_x']]) {
+      const refused = await cli(...args);
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain(`unexpected argument "${args[2]}"`);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { importKinds, runImport, type ImportKind } from './import.js';
 import { flags, UsageError } from './main.js';
@@ -11,6 +12,8 @@ export async function importCommand(config: Config, args: string[]): Promise<num
   if (!importKinds.includes(kind as ImportKind) || !file || positionals.length !== 2) {
     throw new UsageError(`import <${importKinds.join('|')}> <file.ndjson|->`);
   }
+  // A directory opens like a file and fails at the first read, deep in the import: refused here.
+  if (file !== '-' && (await stat(file).catch(() => null))?.isDirectory()) throw new UsageError(`cannot read ${file}: EISDIR (a directory)`);
   const input = file === '-' ? process.stdin : createReadStream(file);
   const opened = new Promise<void>((resolve, reject) => {
     if (file === '-') return resolve();

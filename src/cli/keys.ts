@@ -32,7 +32,7 @@ function keysWork(args: string[]): Work {
   const [action, ...rest] = args;
   switch (action) {
     case 'create': {
-      const { values } = flags(rest, {
+      const { values, positionals } = flags(rest, {
         plan: { type: 'string' },
         quota: { type: 'string' },
         rate: { type: 'string' },
@@ -40,6 +40,7 @@ function keysWork(args: string[]): Work {
         account: { type: 'string' },
         json: { type: 'boolean' },
       });
+      onlyFlags(positionals, 'keys create [--plan P] [--quota N] [--rate N] [--expires T] [--account ID] [--json]');
       const { json, ...raw } = values;
       const parsed = newKeyOptions.safeParse({
         ...raw,
@@ -74,7 +75,8 @@ function keysWork(args: string[]): Work {
       };
     }
     case 'list': {
-      const { values } = flags(rest, { account: { type: 'string' } });
+      const { values, positionals } = flags(rest, { account: { type: 'string' } });
+      onlyFlags(positionals, 'keys list [--account ID]');
       return async (db) => {
         process.stdout.write(`${JSON.stringify(await listKeys(db, values.account), null, 2)}\n`);
         return 0;
@@ -105,6 +107,11 @@ function keysWork(args: string[]): Work {
     default:
       throw new UsageError('keys create|list|disable|enable|rotate|delete');
   }
+}
+
+/** `keys create pro` meant `--plan pro`: a word where only flags go is refused, not ignored. */
+function onlyFlags(positionals: string[], usage: string): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: ${usage}`);
 }
 
 function keyIdFrom(positionals: string[]): string {
