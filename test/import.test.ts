@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importKinds, runImport, type ImportKind } from '../src/cli/import.js';
+import { importKinds, MAX_LINE_CHARS, readBatches, runImport, type ImportKind } from '../src/cli/import.js';
 import { capture, catalogKeys as keys, catalogTables as tables } from './support/catalog-tables.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
@@ -310,6 +310,38 @@ describe('runImport', () => {
       { id: 3, name: 'Sport und Spiele – Übersicht', level: 1 },
       { id: 4, name: 'Café', level: 2 },
     ]);
+  });
+
+  it('drops a line past the limit as it streams in, names it, and loads the others', async () => {
+    const huge = `{"user_id":"huge1","username":"${'y'.repeat(MAX_LINE_CHARS)}"}`;
+    const lines = ['{"user_id":"okA","username":"ok_a"}', huge, '{"user_id":"okB","username":"ok_b"}', huge];
+    // In 64 KB chunks, as a file streams, and the last line without its newline.
+    const text = lines.join('\n');
+    const chunks = [];
+    for (let offset = 0; offset < text.length; offset += 65_536) chunks.push(text.slice(offset, offset + 65_536));
+    const { result, lines: stderr } = await importText('creators', chunks);
+    expect(result).toEqual({ loaded: 2, rejected: 2 });
+    expect(stderr.filter((line) => line.startsWith('line '))).toEqual([
+      `line 2: longer than ${MAX_LINE_CHARS} characters: not read`,
+      `line 4: longer than ${MAX_LINE_CHARS} characters: not read`,
+    ]);
+    const rows = await store.db.selectFrom('creators').select('user_id').where('user_id', 'in', ['okA', 'okB', 'huge1']).orderBy('user_id').execute();
+    expect(rows.map((row) => row.user_id)).toEqual(['okA', 'okB']);
+  });
+
+  it('cuts batches around dropped lines wherever the chunks end', async () => {
+    const text = 'a\nbbbbbbbbbb\ncc\ndddddddddddd\ne';
+    for (const chunkSize of [1, 2, 3, 5, 8, 13, text.length]) {
+      const chunks = [];
+      for (let offset = 0; offset < text.length; offset += chunkSize) chunks.push(text.slice(offset, offset + chunkSize));
+      const batches = [];
+      for await (const batch of readBatches(Readable.from(chunks), 2, 4)) batches.push(batch);
+      expect(batches, `chunks of ${chunkSize}`).toEqual([
+        { text: 'a\n\n', firstLine: 1, lines: 2, tooLong: [2] },
+        { text: 'cc\n\n', firstLine: 3, lines: 2, tooLong: [4] },
+        { text: 'e', firstLine: 5, lines: 1, tooLong: [] },
+      ]);
+    }
   });
 
   it('reports progress on long files', async () => {

@@ -47,10 +47,11 @@ export async function runImport(
   let reportedProgress = 0;
 
   /** Checks a validated batch against the database, writes what loads, reports its rejected lines. */
-  const load = async (write: WriteRows, batch: ProcessedBatch, lastLine: number) => {
+  const load = async (write: WriteRows, batch: ProcessedBatch, lastLine: number, dropped: LineMessage[]) => {
     const { rows, rejections } = await loadable(store, batch);
     if (Array.isArray(rows) ? rows.length > 0 : rows.copyText !== '') await write(rows);
     const messages: LineMessage[] = [
+      ...dropped,
       ...batch.messages,
       ...rejections.map((rejection) => ({ line: batch.lines[rejection.index], text: `${rejection.field}: ${rejection.reason}` })),
     ];
@@ -76,12 +77,13 @@ export async function runImport(
       let loading: Promise<void> = Promise.resolve();
       const ahead: Promise<void>[] = [];
       try {
-        for await (const { text, firstLine, lines } of readBatches(input, BATCH_LINES)) {
+        for await (const { text, firstLine, lines, tooLong } of readBatches(input, BATCH_LINES)) {
           if (batches++ === 1 && bulk.takesEncodedRows) validator = workerValidator(kind, encoding);
           lineNumber = firstLine + lines - 1;
           const lastLine = lineNumber;
           const validated = validator.validate(text, firstLine);
-          loading = loading.then(async () => load(write, await validated, lastLine));
+          const dropped = tooLong.map((line) => ({ line, text: `longer than ${MAX_LINE_CHARS} characters: not read` }));
+          loading = loading.then(async () => load(write, await validated, lastLine, dropped));
           // A failure is thrown where the chain is awaited; until then it must not count as unhandled.
           validated.catch(() => {});
           loading.catch(() => {});
@@ -125,18 +127,59 @@ async function loadable({ db }: Pick<Store, 'db'>, batch: ProcessedBatch): Promi
   return { rows: { copyText: kept.join(''), everyRowStamped }, rejections };
 }
 
+/** A line longer than this is not read: no record comes near it, and a string has a size limit. */
+export const MAX_LINE_CHARS = 1 << 20;
+/** A batch is also cut at this many characters, so big lines cannot add up past a string's limit. */
+const MAX_BATCH_CHARS = 32 << 20;
+
+export interface LineBatch {
+  text: string;
+  firstLine: number;
+  lines: number;
+  /** Lines longer than the limit, left out of `text` (an empty line stands in for each). */
+  tooLong: number[];
+}
+
 /**
- * Cuts a byte or text stream into batches of `size` whole lines (the last batch may be shorter),
- * holding one batch and one chunk at most; iterating the stream waits for each chunk, so a slow
- * database slows the reading down. A byte-order mark is not part of the first line.
+ * Cuts a byte or text stream into batches of `size` whole lines (the last batch may be shorter, and
+ * a batch is cut early past MAX_BATCH_CHARS), holding one batch and one chunk at most; iterating
+ * the stream waits for each chunk, so a slow database slows the reading down. A byte-order mark is
+ * not part of the first line. A line past `maxLineChars` is dropped as it streams in (V8 cannot
+ * hold a string past ~512 MB: such a line, or a batch of big ones, crashed the import) and named
+ * in `tooLong`.
  */
-export async function* readBatches(input: NodeJS.ReadableStream, size: number): AsyncGenerator<{ text: string; firstLine: number; lines: number }> {
+export async function* readBatches(input: NodeJS.ReadableStream, size: number, maxLineChars = MAX_LINE_CHARS): AsyncGenerator<LineBatch> {
   const decoder = new TextDecoder('utf-8');
   // The current batch's text: its complete lines, then the start of a line.
   const parts: string[] = [];
+  let partsChars = 0;
+  // Where the line being read starts in the batch's text; whether it is being dropped.
+  let lineStart = 0;
+  let dropping = false;
+  let tooLong: number[] = [];
   let complete = 0;
   let firstLine = 1;
   let first = true;
+  const take = (piece: string) => {
+    if (piece === '') return;
+    parts.push(piece);
+    partsChars += piece.length;
+  };
+  /** Cuts the line being read out of the batch's text (rare: a join). */
+  const dropLine = () => {
+    const kept = parts.join('').slice(0, lineStart);
+    parts.length = 0;
+    partsChars = 0;
+    take(kept);
+  };
+  /** The chunk's end, part of a line not yet complete: dropped once that line passes the limit. */
+  const takeTail = (tail: string) => {
+    if (dropping) return;
+    take(tail);
+    if (partsChars - lineStart <= maxLineChars) return;
+    dropLine();
+    dropping = true;
+  };
   for await (const chunk of input) {
     let text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     if (first && text.length > 0) {
@@ -145,17 +188,40 @@ export async function* readBatches(input: NodeJS.ReadableStream, size: number): 
     }
     let from = 0;
     for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
-      if (++complete < size) continue;
-      parts.push(text.slice(from, newline + 1));
-      yield { text: parts.join(''), firstLine, lines: complete };
+      if (dropping) {
+        // The dropped line ends here: its newline stands in for it (a blank line, counted).
+        tooLong.push(firstLine + complete);
+        dropping = false;
+        from = newline;
+      } else if (partsChars + newline - from - lineStart > maxLineChars) {
+        // Past the limit by the end of this chunk's part of it: the line goes, its newline stays.
+        take(text.slice(from, newline));
+        dropLine();
+        tooLong.push(firstLine + complete);
+        from = newline;
+      }
+      complete += 1;
+      const batchChars = partsChars + newline + 1 - from;
+      if (complete < size && batchChars < MAX_BATCH_CHARS) {
+        lineStart = batchChars;
+        continue;
+      }
+      take(text.slice(from, newline + 1));
+      yield { text: parts.join(''), firstLine, lines: complete, tooLong };
       parts.length = 0;
+      partsChars = 0;
+      lineStart = 0;
+      tooLong = [];
       firstLine += complete;
       complete = 0;
       from = newline + 1;
     }
-    if (from < text.length) parts.push(text.slice(from));
+    takeTail(text.slice(from));
   }
-  parts.push(decoder.decode());
+  takeTail(decoder.decode());
   const rest = parts.join('');
-  if (rest !== '') yield { text: rest, firstLine, lines: complete + (rest.endsWith('\n') ? 0 : 1) };
+  // A last line without a newline counts; dropped, it is named too.
+  const unterminated = dropping || (rest !== '' && !rest.endsWith('\n'));
+  if (dropping) tooLong.push(firstLine + complete);
+  if (rest !== '' || dropping) yield { text: rest, firstLine, lines: complete + (unterminated ? 1 : 0), tooLong };
 }
