@@ -115,4 +115,17 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
       expect(refused.stderr, args.join(' ')).toContain(`unexpected argument "${args[2]}"`);
     }
   });
+
+  it('migrate says which migrations it applied to a new store, then that it is up to date', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'cds-migrate-'));
+    try {
+      const first = await runCli(['migrate'], { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' });
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).toMatch(/^applied: \S+/m);
+      const again = await runCli(['migrate'], { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' });
+      expect(again.stderr).toContain('already up to date');
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
 });

@@ -28,9 +28,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'migrate': {
         const { withStore } = await import('./store.js');
-        const { migrateToLatest } = await import('../store/migrate.js');
-        return await withStore(config, async (store) => {
-          const applied = await migrateToLatest(store.db);
+        return await withStore(config, async (_store, applied) => {
           process.stderr.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
           return 0;
         });

@@ -2,12 +2,15 @@ import type { Config } from '../config.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 
-/** Opens the configured store, migrated, for one command, and closes it afterwards. */
-export async function withStore<T>(config: Config, work: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * Opens the configured store, migrated, for one command, and closes it afterwards; `work` learns
+ * which migrations this opening applied (the `migrate` command prints them).
+ */
+export async function withStore<T>(config: Config, work: (store: Store, applied: string[]) => Promise<T>): Promise<T> {
   const store = await openStore({ databaseUrl: config.databaseUrl, transactionPooler: config.transactionPooler, dataDir: config.dataDir });
   try {
-    await migrateToLatest(store.db);
-    return await work(store);
+    const applied = await migrateToLatest(store.db);
+    return await work(store, applied);
   } finally {
     await store.close();
   }
