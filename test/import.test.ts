@@ -312,6 +312,19 @@ describe('runImport', () => {
     ]);
   });
 
+  it('rejects a creator carrying a category that is not stored, as a video without its channel', async () => {
+    const lines = [
+      '{"user_id":"catOk","username":"cat_ok","category_ids":[101]}',
+      '{"user_id":"catBad","username":"cat_bad","category_ids":[101,999999,888888]}',
+      '{"user_id":"catNone","username":"cat_none"}',
+    ];
+    const { result, lines: stderr } = await importText('creators', [lines.join('\n')]);
+    expect(result).toEqual({ loaded: 2, rejected: 1 });
+    expect(stderr.filter((line) => line.startsWith('line '))).toEqual(['line 2: category_ids: category 888888, 999999 does not exist (import categories first)']);
+    const rows = await store.db.selectFrom('creators').select('user_id').where('user_id', 'in', ['catOk', 'catBad', 'catNone']).orderBy('user_id').execute();
+    expect(rows.map((row) => row.user_id)).toEqual(['catNone', 'catOk']);
+  });
+
   it('drops a line past the limit as it streams in, names it, and loads the others', async () => {
     const huge = `{"user_id":"huge1","username":"${'y'.repeat(MAX_LINE_CHARS)}"}`;
     const lines = ['{"user_id":"okA","username":"ok_a"}', huge, '{"user_id":"okB","username":"ok_b"}', huge];

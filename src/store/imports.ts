@@ -145,9 +145,8 @@ export function liveStreamRow(record: LiveStreamRecord): NewLiveStream {
 export interface RowReference {
   field: string;
   of(row: Row): string;
-  /** The ids among `ids` that are not stored. */
-  missing(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>>;
-  reason(id: string): string;
+  /** The references among `ids` that name something not stored, each with the reason it is refused. */
+  missing(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>>;
 }
 
 /**
@@ -162,7 +161,31 @@ export interface RecordKind<T> {
   resolveBatch?(db: Kysely<Database>, rows: readonly Row[]): Promise<{ rows: Row[]; rejections: Rejection[] }>;
 }
 
-export const creatorKind: RecordKind<CreatorRecord> = { table: creatorsTable, toRow: creatorRow };
+/**
+ * Creators whose categories are not all stored are rejected, as a video without its channel is:
+ * searches refuse an unknown category id, so a creator carrying one could be counted by the
+ * category facet under a value no filter takes. Import categories first.
+ */
+export const creatorKind: RecordKind<CreatorRecord> = {
+  table: creatorsTable,
+  toRow: creatorRow,
+  reference: {
+    field: 'category_ids',
+    // The row's category ids as one reference ('' for none).
+    of: (row) => (row.category_ids as number[]).join(','),
+    async missing(db, references) {
+      const wanted = [...new Set(references.flatMap((reference) => (reference === '' ? [] : reference.split(',').map(Number))))];
+      if (wanted.length === 0) return new Map();
+      const stored = new Set((await db.selectFrom('categories').select('id').where('id', 'in', wanted).execute()).map((row) => row.id));
+      const refused = new Map<string, string>();
+      for (const reference of new Set(references)) {
+        const unknown = reference === '' ? [] : reference.split(',').map(Number).filter((id) => !stored.has(id));
+        if (unknown.length > 0) refused.set(reference, `category ${unknown.join(', ')} does not exist (import categories first)`);
+      }
+      return refused;
+    },
+  },
+};
 export const channelKind: RecordKind<ChannelRecord> = { table: channelsTable, toRow: channelRow };
 export const liveStreamKind: RecordKind<LiveStreamRecord> = { table: liveStreamsTable, toRow: liveStreamRow };
 
@@ -175,12 +198,11 @@ export const videoKind: RecordKind<VideoRecord> = {
     of: (row) => row.channel_id as string,
     async missing(db, ids) {
       const wanted = [...new Set(ids)];
-      if (wanted.length === 0) return new Set();
+      if (wanted.length === 0) return new Map();
       const stored = await db.selectFrom('channels').select('channel_id').where('channel_id', 'in', wanted).execute();
       const known = new Set(stored.map((row) => row.channel_id));
-      return new Set(wanted.filter((id) => !known.has(id)));
+      return new Map(wanted.filter((id) => !known.has(id)).map((id) => [id, `channel "${id}" does not exist (import channels first)`]));
     },
-    reason: (id) => `channel "${id}" does not exist (import channels first)`,
   },
 };
 
@@ -202,7 +224,10 @@ export const categoryKind: RecordKind<CategoryRecord> = {
 export async function refusedReferences(db: Kysely<Database>, reference: RowReference, references: readonly string[]): Promise<Rejection[]> {
   const missing = await reference.missing(db, references);
   if (missing.size === 0) return [];
-  return references.flatMap((id, index) => (missing.has(id) ? [{ index, field: reference.field, reason: reference.reason(id) }] : []));
+  return references.flatMap((id, index) => {
+    const reason = missing.get(id);
+    return reason === undefined ? [] : [{ index, field: reference.field, reason }];
+  });
 }
 
 /**
