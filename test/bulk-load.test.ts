@@ -221,8 +221,12 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
     expect(copyLog.text()).toContain('seed: creators: empty table');
     await seedScale(viaStatements, scale, capture().stream);
     await sameContents();
-    // The imports below start from empty tables.
-    for (const store of [copyStore, statementStore]) await sql`TRUNCATE ${sql.join(bulkTables.map((table) => sql.table(table)))}`.execute(store.db);
+    // The imports below start from empty tables, but for the categories their creators carry
+    // (a creator with a category that is not stored is rejected).
+    for (const store of [copyStore, statementStore]) {
+      await sql`TRUNCATE ${sql.join(bulkTables.map((table) => sql.table(table)))}`.execute(store.db);
+      await store.db.insertInto('categories').values([1, 2, 3, 4].map((id) => ({ id, parent_id: null, level: 1, name: `category ${id}` }))).execute();
+    }
   });
 
   // Duplicated ids (in one batch and across batches), rows with and without last_update_at,
