@@ -134,7 +134,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
             // The metered root fields run up to their charge: their arguments are validated (400)
             // and their plans checked (403) as a real run would, then quota for the whole price.
             scope.access.startDryRun();
-            const tried = (await executeFn({ ...args, document: price.metered } as ExecutionArgs)) as ExecutionResult;
+            const tried = (await executeFn({ ...args, document: price.metered() } as ExecutionArgs)) as ExecutionResult;
             const stopped = (tried.errors ?? []).filter((error) => !(error.originalError instanceof DryRunReached));
             if (stopped.length > 0) throw new DryRunRefused(stopped.map((error) => toClientError(error, errorReport(services.log))));
             await scope.access.quote([...new Set(price.endpoints.values())], price.units).catch((error) => {

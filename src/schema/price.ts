@@ -112,8 +112,8 @@ export interface OperationPrice {
   endpoints: Map<string, EndpointId>;
   /** How many list elements the operation could return in all. */
   nodes: number;
-  /** The operation with its metered root fields only (a dry run runs them up to their charge). */
-  metered: DocumentNode;
+  /** The operation with its metered root fields only (a dry run runs them up to their charge); made when asked. */
+  metered(): DocumentNode;
 }
 
 interface Measure {
@@ -166,9 +166,12 @@ export function priceOperation(
     // An argument that does not coerce: execution reports it, and nothing runs.
     return null;
   }
-  const selectionSet = { kind: Kind.SELECTION_SET, selections: metered } as const;
-  const definitions = document.definitions.map((definition) => (definition === operation ? { ...operation, selectionSet } : definition));
-  return { ...price, metered: { ...document, definitions } };
+  // Only a dry run needs it: not built on every operation's way in.
+  const meteredDocument = (): DocumentNode => {
+    const selectionSet = { kind: Kind.SELECTION_SET, selections: metered } as const;
+    return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? { ...operation, selectionSet } : definition)) };
+  };
+  return { ...price, metered: meteredDocument };
 }
 
 class Walker {
