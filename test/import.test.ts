@@ -343,6 +343,7 @@ describe('runImport', () => {
   });
 
   it('cuts batches around dropped lines wherever the chunks end', async () => {
+    const tooLong = `longer than ${MAX_LINE_CHARS} characters: not read`;
     const text = 'a\nbbbbbbbbbb\ncc\ndddddddddddd\ne';
     for (const chunkSize of [1, 2, 3, 5, 8, 13, text.length]) {
       const chunks = [];
@@ -350,9 +351,42 @@ describe('runImport', () => {
       const batches = [];
       for await (const batch of readBatches(Readable.from(chunks), 2, 4)) batches.push(batch);
       expect(batches, `chunks of ${chunkSize}`).toEqual([
-        { text: 'a\n\n', firstLine: 1, lines: 2, tooLong: [2] },
-        { text: 'cc\n\n', firstLine: 3, lines: 2, tooLong: [4] },
-        { text: 'e', firstLine: 5, lines: 1, tooLong: [] },
+        { text: 'a\n\n', firstLine: 1, lines: 2, dropped: [{ line: 2, text: tooLong }] },
+        { text: 'cc\n\n', firstLine: 3, lines: 2, dropped: [{ line: 4, text: tooLong }] },
+        { text: 'e', firstLine: 5, lines: 1, dropped: [] },
+      ]);
+    }
+  });
+
+  it('drops a line of bytes that are not UTF-8, names it, and keeps characters cut by a chunk', async () => {
+    // Line 2 is Latin-1 ("Café" as one byte é), line 4 ends in a lone lead byte, line 6 carries a real
+    // U+FFFD (valid UTF-8: kept), the last line ends cut short in the middle of a character.
+    const parts = [
+      Buffer.from('{"user_id":"utfA","username":"Zoë 🎥"}\n'),
+      Buffer.from('{"user_id":"utfB","username":"Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n{"user_id":"utfC","username":"ĳ"}\n{"user_id":"utfD","username":"x'),
+      Buffer.from([0xe2, 0x82]),
+      Buffer.from('"}\n\n{"user_id":"utfE","username":"\ufffd ok"}\n{"user_id":"utfF","username":"'),
+      Buffer.from([0xf0, 0x9f, 0x8e]),
+    ];
+    const bytes = Buffer.concat(parts);
+    for (const chunkSize of [1, 2, 3, 7, 64, bytes.length]) {
+      await store.db.deleteFrom('creators').where('user_id', 'like', 'utf%').execute();
+      const chunks = [];
+      for (let offset = 0; offset < bytes.length; offset += chunkSize) chunks.push(bytes.subarray(offset, offset + chunkSize));
+      const { result, lines: stderr } = await importText('creators', chunks);
+      expect(result, `chunks of ${chunkSize}`).toEqual({ loaded: 3, rejected: 3 });
+      expect(stderr.filter((line) => line.startsWith('line '))).toEqual([
+        'line 2: not valid UTF-8: not read',
+        'line 4: not valid UTF-8: not read',
+        'line 7: not valid UTF-8: not read',
+      ]);
+      const rows = await store.db.selectFrom('creators').select(['user_id', 'username']).where('user_id', 'like', 'utf%').orderBy('user_id').execute();
+      expect(rows).toEqual([
+        { user_id: 'utfA', username: 'Zoë 🎥' },
+        { user_id: 'utfC', username: 'ĳ' },
+        { user_id: 'utfE', username: '\ufffd ok' },
       ]);
     }
   });

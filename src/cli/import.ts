@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { Row } from '../store/bulk-tables.js';
 import { statementTransport, type WriteRows } from '../store/bulk.js';
@@ -77,12 +78,11 @@ export async function runImport(
       let loading: Promise<void> = Promise.resolve();
       const ahead: Promise<void>[] = [];
       try {
-        for await (const { text, firstLine, lines, tooLong } of readBatches(input, BATCH_LINES)) {
+        for await (const { text, firstLine, lines, dropped } of readBatches(input, BATCH_LINES)) {
           if (batches++ === 1 && bulk.takesEncodedRows) validator = workerValidator(kind, encoding);
           lineNumber = firstLine + lines - 1;
           const lastLine = lineNumber;
           const validated = validator.validate(text, firstLine);
-          const dropped = tooLong.map((line) => ({ line, text: `longer than ${MAX_LINE_CHARS} characters: not read` }));
           loading = loading.then(async () => load(write, await validated, lastLine, dropped));
           // A failure is thrown where the chain is awaited; until then it must not count as unhandled.
           validated.catch(() => {});
@@ -136,27 +136,32 @@ export interface LineBatch {
   text: string;
   firstLine: number;
   lines: number;
-  /** Lines longer than the limit, left out of `text` (an empty line stands in for each). */
-  tooLong: number[];
+  /** Lines left out of `text`, and why (an empty line stands in for each). */
+  dropped: LineMessage[];
 }
+
+const TOO_LONG = `longer than ${MAX_LINE_CHARS} characters: not read`;
+const NOT_UTF8 = 'not valid UTF-8: not read';
 
 /**
  * Cuts a byte or text stream into batches of `size` whole lines (the last batch may be shorter, and
  * a batch is cut early past MAX_BATCH_CHARS), holding one batch and one chunk at most; iterating
  * the stream waits for each chunk, so a slow database slows the reading down. A byte-order mark is
  * not part of the first line. A line past `maxLineChars` is dropped as it streams in (V8 cannot
- * hold a string past ~512 MB: such a line, or a batch of big ones, crashed the import) and named
- * in `tooLong`.
+ * hold a string past ~512 MB: such a line, or a batch of big ones, crashed the import), and so is
+ * a line of bytes that are not UTF-8 (decoding would turn them into U+FFFD and store a name no one
+ * wrote, as a Latin-1 file would); both are named in `dropped`.
  */
 export async function* readBatches(input: NodeJS.ReadableStream, size: number, maxLineChars = MAX_LINE_CHARS): AsyncGenerator<LineBatch> {
   const decoder = new TextDecoder('utf-8');
+  const bytesCheck = new Utf8Lines();
   // The current batch's text: its complete lines, then the start of a line.
   const parts: string[] = [];
   let partsChars = 0;
   // Where the line being read starts in the batch's text; whether it is being dropped.
   let lineStart = 0;
   let dropping = false;
-  let tooLong: number[] = [];
+  let dropped: LineMessage[] = [];
   let complete = 0;
   let firstLine = 1;
   let first = true;
@@ -181,6 +186,7 @@ export async function* readBatches(input: NodeJS.ReadableStream, size: number, m
     dropping = true;
   };
   for await (const chunk of input) {
+    const badLines = typeof chunk === 'string' ? undefined : bytesCheck.invalidLines(chunk as Uint8Array, firstLine + complete);
     let text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
     if (first && text.length > 0) {
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -188,16 +194,17 @@ export async function* readBatches(input: NodeJS.ReadableStream, size: number, m
     }
     let from = 0;
     for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
+      const line = firstLine + complete;
       if (dropping) {
         // The dropped line ends here: its newline stands in for it (a blank line, counted).
-        tooLong.push(firstLine + complete);
+        dropped.push({ line, text: TOO_LONG });
         dropping = false;
         from = newline;
-      } else if (partsChars + newline - from - lineStart > maxLineChars) {
-        // Past the limit by the end of this chunk's part of it: the line goes, its newline stays.
+      } else if (partsChars + newline - from - lineStart > maxLineChars || badLines?.has(line)) {
+        // Past the limit by the end of this chunk's part of it, or not text: the line goes, its newline stays.
         take(text.slice(from, newline));
         dropLine();
-        tooLong.push(firstLine + complete);
+        dropped.push({ line, text: badLines?.has(line) ? NOT_UTF8 : TOO_LONG });
         from = newline;
       }
       complete += 1;
@@ -207,11 +214,11 @@ export async function* readBatches(input: NodeJS.ReadableStream, size: number, m
         continue;
       }
       take(text.slice(from, newline + 1));
-      yield { text: parts.join(''), firstLine, lines: complete, tooLong };
+      yield { text: parts.join(''), firstLine, lines: complete, dropped };
       parts.length = 0;
       partsChars = 0;
       lineStart = 0;
-      tooLong = [];
+      dropped = [];
       firstLine += complete;
       complete = 0;
       from = newline + 1;
@@ -219,9 +226,59 @@ export async function* readBatches(input: NodeJS.ReadableStream, size: number, m
     takeTail(text.slice(from));
   }
   takeTail(decoder.decode());
-  const rest = parts.join('');
   // A last line without a newline counts; dropped, it is named too.
-  const unterminated = dropping || (rest !== '' && !rest.endsWith('\n'));
-  if (dropping) tooLong.push(firstLine + complete);
-  if (rest !== '' || dropping) yield { text: rest, firstLine, lines: complete + (unterminated ? 1 : 0), tooLong };
+  const lastBad = bytesCheck.endIsInvalid();
+  if (lastBad && !dropping) dropLine();
+  const rest = parts.join('');
+  const unterminated = dropping || lastBad || (rest !== '' && !rest.endsWith('\n'));
+  if (dropping || lastBad) dropped.push({ line: firstLine + complete, text: dropping ? TOO_LONG : NOT_UTF8 });
+  if (rest !== '' || dropping || lastBad) yield { text: rest, firstLine, lines: complete + (unterminated ? 1 : 0), dropped };
+}
+
+/**
+ * Finds the lines of a byte stream that are not UTF-8, chunk by chunk. A newline byte is never
+ * part of a longer character, so lines are cut on bytes; a character cut by a chunk's end is
+ * carried to the next. Valid chunks, nearly all of them, cost one `isUtf8` pass.
+ */
+class Utf8Lines {
+  #carry: Uint8Array | undefined;
+  /** Whether the line continuing from the last chunk already had bytes that are not UTF-8. */
+  #lineBad = false;
+
+  /** The numbers of the lines of this chunk (the first being `firstLine`) with bytes that are not UTF-8. */
+  invalidLines(chunk: Uint8Array, firstLine: number): Set<number> | undefined {
+    const bytes = this.#carry ? Buffer.concat([this.#carry, chunk]) : chunk;
+    const end = bytes.length - incompleteTail(bytes);
+    // A copy: the stream may reuse its chunk's memory.
+    this.#carry = end < bytes.length ? Uint8Array.prototype.slice.call(bytes, end) : undefined;
+    if (!this.#lineBad && isUtf8(bytes.subarray(0, end))) return undefined;
+    const bad = new Set<number>();
+    let line = firstLine;
+    let start = 0;
+    for (let newline = bytes.indexOf(0x0a); newline !== -1 && newline < end; newline = bytes.indexOf(0x0a, newline + 1)) {
+      if (this.#lineBad || !isUtf8(bytes.subarray(start, newline))) bad.add(line);
+      this.#lineBad = false;
+      line += 1;
+      start = newline + 1;
+    }
+    if (!isUtf8(bytes.subarray(start, end))) this.#lineBad = true;
+    if (this.#lineBad) bad.add(line);
+    return bad;
+  }
+
+  /** Whether the stream's last line (after its last newline) is not UTF-8, a character cut short included. */
+  endIsInvalid(): boolean {
+    return this.#lineBad || this.#carry !== undefined;
+  }
+}
+
+/** How many bytes at the end of `bytes` start a character that continues past it (0–3). */
+function incompleteTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
 }
