@@ -325,6 +325,23 @@ describe('runImport', () => {
     expect(rows.map((row) => row.user_id)).toEqual(['catNone', 'catOk']);
   });
 
+  it('rejects a creator carrying a top-level category, which no search takes', async () => {
+    const topLevel = (await store.db.selectFrom('categories').select('id').where('level', '=', 1).orderBy('id').limit(2).execute()).map((row) => row.id);
+    const lines = [
+      `{"user_id":"topA","username":"top_a","category_ids":[101,${topLevel[0]}]}`,
+      `{"user_id":"topB","username":"top_b","category_ids":[${topLevel[1]},999999]}`,
+      '{"user_id":"topC","username":"top_c","category_ids":[101]}',
+    ];
+    const { result, lines: stderr } = await importText('creators', [lines.join('\n')]);
+    expect(result).toEqual({ loaded: 1, rejected: 2 });
+    expect(stderr.filter((line) => line.startsWith('line '))).toEqual([
+      `line 1: category_ids: category ${topLevel[0]} is a top-level category: creators carry level-2 and level-3 ids`,
+      'line 2: category_ids: category 999999 does not exist (import categories first)',
+    ]);
+    const rows = await store.db.selectFrom('creators').select('user_id').where('user_id', 'in', ['topA', 'topB', 'topC']).execute();
+    expect(rows.map((row) => row.user_id)).toEqual(['topC']);
+  });
+
   it('drops a line past the limit as it streams in, names it, and loads the others', async () => {
     const huge = `{"user_id":"huge1","username":"${'y'.repeat(MAX_LINE_CHARS)}"}`;
     const lines = ['{"user_id":"okA","username":"ok_a"}', huge, '{"user_id":"okB","username":"ok_b"}', huge];

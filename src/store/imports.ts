@@ -164,7 +164,8 @@ export interface RecordKind<T> {
 /**
  * Creators whose categories are not all stored are rejected, as a video without its channel is:
  * searches refuse an unknown category id, so a creator carrying one could be counted by the
- * category facet under a value no filter takes. Import categories first.
+ * category facet under a value no filter takes. Import categories first. A top-level id is
+ * refused for the same reason (the contract's filters take level 2 and 3 only).
  */
 export const creatorKind: RecordKind<CreatorRecord> = {
   table: creatorsTable,
@@ -176,11 +177,18 @@ export const creatorKind: RecordKind<CreatorRecord> = {
     async missing(db, references) {
       const wanted = [...new Set(references.flatMap((reference) => (reference === '' ? [] : reference.split(',').map(Number))))];
       if (wanted.length === 0) return new Map();
-      const stored = new Set((await db.selectFrom('categories').select('id').where('id', 'in', wanted).execute()).map((row) => row.id));
+      const levels = new Map(
+        (await db.selectFrom('categories').select(['id', 'level']).where('id', 'in', wanted).execute()).map((row) => [row.id, row.level]),
+      );
       const refused = new Map<string, string>();
       for (const reference of new Set(references)) {
-        const unknown = reference === '' ? [] : reference.split(',').map(Number).filter((id) => !stored.has(id));
+        const ids = reference === '' ? [] : reference.split(',').map(Number);
+        const unknown = ids.filter((id) => !levels.has(id));
+        const topLevel = ids.filter((id) => levels.get(id) === 1);
         if (unknown.length > 0) refused.set(reference, `category ${unknown.join(', ')} does not exist (import categories first)`);
+        else if (topLevel.length > 0) {
+          refused.set(reference, `category ${topLevel.join(', ')} is a top-level category: creators carry level-2 and level-3 ids`);
+        }
       }
       return refused;
     },
