@@ -338,8 +338,12 @@ describe('realtime media list over REST', () => {
     expect(Number(response.headers.get('x-quota-remaining'))).toBe(before);
   });
 
-  it('answers 404 to a POST and 401 without a key', async () => {
+  it('answers 404 to a POST and a HEAD (an answer without its body is not charged 100 units) and 401 without a key', async () => {
+    const before = await remaining();
     expect((await app.rest(url({ user_id: USER }), { method: 'POST', body: {}, key })).status).toBe(404);
+    expect((await app.rest(url({ user_id: USER }), { method: 'HEAD', key })).status).toBe(404);
+    expect(sim.requestCount()).toBe(0);
+    expect(await remaining()).toBe(before);
     expect((await app.rest(url({ user_id: USER }), { key: null })).status).toBe(401);
   });
 });
