@@ -91,6 +91,13 @@ describe('the price of a document, before any work', () => {
     expect(priceOperation(graphSchema, parse('query($n: Int) { videos(first: $n) { totalCount } }'), null, { n: 'many' })).toBeNull();
   });
 
+  it('refuses, as a 400 naming the argument, a directive or argument given null where it takes none', () => {
+    const skipped = 'query($v: Boolean = true) { creators { totalCount } ...@skip(if: $v) { __typename } }';
+    expect(() => priceOperation(graphSchema, parse(skipped), null, { v: null })).toThrow(
+      expect.objectContaining({ code: 'BAD_REQUEST', fields: [{ field: 'query', message: expect.stringContaining('"if"') }] }),
+    );
+  });
+
   it('is the table docs/graphql.md shows', () => {
     const docs = readFileSync(new URL('../docs/graphql.md', import.meta.url), 'utf8');
     const rows = [...docs.matchAll(/^\| `(\w+\.\w+)` \| (.+) \|$/gm)].map(([, key, price]) => [key, price]);
@@ -132,10 +139,10 @@ describe('the price at the GraphQL door', () => {
   });
   afterAll(() => app?.close());
 
-  const post = (key: string, body: Record<string, unknown>) =>
+  const post = (key: string | null, body: Record<string, unknown>) =>
     app.server.fetch('http://test/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: key },
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...(key === null ? {} : { authorization: key }) },
       body: JSON.stringify(body),
     });
   const quotaUsed = async (key: string) => (await app.graphql('{ viewer { quotaUsed } }', undefined, key)).body.data.viewer.quotaUsed as number;
@@ -211,6 +218,21 @@ describe('the price at the GraphQL door', () => {
     expect(nodesBody.errors[0].message).toContain("the operation's lists could return 200 nodes, over the bound of 150 nodes per operation");
     expect(dataStatements(from)).toEqual([]);
     expect(await quotaUsed(key)).toBe(0);
+  });
+
+  it('refuses an operation whose directive is given null before anything runs, after the key (no unpriced run past the bounds)', async () => {
+    const key = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const from = app.store.queries.length;
+    const query = 'query($v: Boolean = true) { creators { totalCount } videos { totalCount } liveStreams { totalCount } a: creators { totalCount } ...@skip(if: $v) { __typename } }';
+    const refused = await post(key, { query, variables: { v: null } });
+    expect(refused.status).toBe(400);
+    const body = await refused.json();
+    expect(body.data).toBeUndefined();
+    expect(body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'query', message: expect.stringContaining('"if"') }] });
+    expect(body.extensions.cost).toEqual({ requested: 0, charged: 0, remaining: 1_000 });
+    expect(dataStatements(from)).toEqual([]);
+    expect(await quotaUsed(key)).toBe(0);
+    expect((await post(null, { query, variables: { v: null } })).status).toBe(401);
   });
 
   it('checks the key before the bounds, and leaves introspection out of them', async () => {

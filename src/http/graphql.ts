@@ -122,10 +122,17 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       try {
         if (kind === 'mixed') throw ApiError.badRequest([{ field: 'query', message: 'administration and data fields cannot share an operation' }]);
         if (kind === 'admin') return assertAdmin(scope.access.authorization, services.config.adminToken);
-        // Priced first (no work, no state) so that a 429 can tell the price too.
-        price = priceOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+        // Priced first (no work, no state) so that a 429 can tell the price too; an operation that
+        // cannot be priced is refused, after the key and limits as every 400 is.
+        let unpriceable: unknown = null;
+        try {
+          price = priceOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+        } catch (error) {
+          unpriceable = error;
+        }
         await scope.enter();
         entered = true;
+        if (unpriceable) throw isApiError(unpriceable) ? refusal(unpriceable) : unpriceable;
         if (price) {
           const exceeded = boundExceeded(price, services.config);
           if (exceeded) throw refusal(ApiError.badRequest([{ field: 'query', message: exceeded }]));

@@ -8,6 +8,7 @@ import {
   getOperationAST,
   getVariableValues,
   type GraphQLField,
+  GraphQLError,
   type GraphQLObjectType,
   type GraphQLSchema,
   isAbstractType,
@@ -17,6 +18,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { type EndpointId, endpoints } from '../access/endpoints.js';
+import { ApiError } from '../domain/errors.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../inputs/common.js';
 import { included } from './selections.js';
 
@@ -125,7 +127,8 @@ const ZERO: Measure = { units: 0, nodes: 0 };
 
 /**
  * The price of the operation `operationName` of `document` with `variables`, or null when it
- * cannot be priced because its variables do not coerce (then it cannot run either). Introspection
+ * cannot be priced because its variables do not coerce (then it cannot run either: execution
+ * reports them before any field). An argument that does not coerce throws a 400. Introspection
  * fields cost nothing. A field of an abstract type (`node`, `nodes`) is priced for the dearest of
  * the types it may resolve to.
  */
@@ -162,9 +165,12 @@ export function priceOperation(
       price.units += measure.units;
       price.nodes += measure.nodes;
     }
-  } catch {
-    // An argument that does not coerce: execution reports it, and nothing runs.
-    return null;
+  } catch (error) {
+    // An argument or directive given null where it takes none (`@skip(if: $v)` with `$v` null):
+    // graphql-js would fail that field alone and run the others, graphql-jit takes the null as
+    // "skip". Neither ran under a price; the operation is refused before anything runs.
+    if (error instanceof GraphQLError) throw ApiError.badRequest([{ field: 'query', message: error.message }]);
+    throw error;
   }
   // Only a dry run needs it: not built on every operation's way in.
   const meteredDocument = (): DocumentNode => {
