@@ -1,4 +1,5 @@
 import { getNamedType, getNullableType, type GraphQLSchema, isListType, isObjectType, parse } from 'graphql';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_DEFAULT_QUERY } from '../src/http/graphql.js';
 import { schema } from '../src/schema/index.js';
@@ -359,6 +360,23 @@ describe('the price at the GraphQL door', () => {
     expect(await quotaUsed(key)).toBe(100);
   });
 
+  it("keeps the charge of a root whose data came back with the caller's own mistake under it", async () => {
+    const key = await app.newKey({ plan: 'pro', quota: 1_000 });
+    const found = await app.graphql('{ creators(first: 3) { nodes { id } } videos(first: 1) { nodes { channel { id } } } }', undefined, key);
+    const ids = [...found.body.data.creators.nodes.map((node: { id: string }) => node.id), found.body.data.videos.nodes[0].channel.id];
+    const used = await quotaUsed(key);
+    // A cursor that does not decode on the channel's connection: that item comes back null, the
+    // three creators do not. Refunding the root made any lookup free for one bad cursor.
+    const query = 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Channel { videos(after: "garbage") { totalCount } } } }';
+    const response = await post(key, { query, variables: { ids } });
+    const body = await response.json();
+    expect(response.status).toBe(200);
+    expect(body.data.nodes.map((node: { id: string } | null) => node?.id ?? null)).toEqual([...ids.slice(0, 3), null]);
+    expect(body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toEqual(['BAD_REQUEST']);
+    expect(body.extensions.cost).toMatchObject({ requested: 8, charged: 8 });
+    expect(await quotaUsed(key)).toBe(used + 8);
+  });
+
   it('never oversells: N concurrent operations with quota for exactly M yield M successes', async () => {
     const key = await app.newKey({ plan: 'pro', quota: 300 });
     const answers = await Promise.all(Array.from({ length: 8 }, () => post(key, { query: '{ videos(first: 1) { totalCount } }' })));
@@ -384,4 +402,37 @@ describe('the price at the GraphQL door', () => {
     expect(charged).toBeLessThanOrEqual(303);
     expect(await quotaUsed(two)).toBe(charged);
   });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('an answer that is partly unavailable (PostgreSQL)', () => {
+  it('is a 200 without Retry-After once a root was delivered and charged; the unavailable root is refunded', async () => {
+    // The creators table locked by another session: a root reading it times out (unavailable,
+    // 503 alone), one reading videos is served.
+    const app = await createTestApp({}, { pool: { statementTimeoutMs: 500 } });
+    const locker = new pg.Client({ connectionString: app.store.databaseUrl });
+    try {
+      await loadCatalog(app.store.db);
+      const key = await app.newKey({ plan: 'pro', quota: 100_000, ratePerSecond: 1_000 });
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE creators IN ACCESS EXCLUSIVE MODE');
+
+      const alone = await app.graphql('{ creators(first: 3) { nodes { username } } }', undefined, key);
+      expect(alone.status).toBe(503);
+      expect(alone.headers.get('retry-after')).toBe('2');
+      expect(alone.body.extensions.cost).toMatchObject({ requested: 100, charged: 0 });
+
+      const partial = await app.graphql('{ a: videos(first: 1) { totalCount } b: creators(first: 3) { nodes { username } } }', undefined, key);
+      expect(partial.status).toBe(200);
+      expect(partial.headers.get('retry-after')).toBeNull();
+      expect(partial.body.data.a.totalCount).toBeGreaterThan(0);
+      expect(partial.body.data.b).toBeNull();
+      expect(partial.body.errors).toEqual([expect.objectContaining({ path: ['b'], extensions: { code: 'SERVICE_UNAVAILABLE' } })]);
+      expect(partial.body.extensions.cost).toMatchObject({ requested: 200, charged: 100 });
+      expect(partial.headers.get('x-quota-cost')).toBe('100');
+    } finally {
+      await locker.end().catch(() => {});
+      await app.close();
+    }
+  }, 60_000);
 });

@@ -102,7 +102,15 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
      */
     async onResultProcess({ result, setResult, serverContext }) {
       const scope = (serverContext as Partial<ScopeContext>).scope;
-      if (!scope || !refusedUnvalidated.has(scope) || Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (!scope || !refusedUnvalidated.has(scope)) {
+        // A charged answer is a 200 with the failed roots' errors in it: a 503's Retry-After would
+        // have the client pay again for the roots it already has (GraphQL over HTTP: partial data
+        // is a 200 too).
+        const charged = (result.extensions?.cost as Cost | undefined)?.charged ?? 0;
+        if (charged > 0 && result.errors?.some((error) => error.extensions.http)) setResult({ ...result, errors: result.errors.map(withoutHttpStatus) });
+        return;
+      }
       refusedUnvalidated.delete(scope);
       const refusal = await scope.enter().then(
         () => null,
@@ -173,8 +181,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       return {
         async onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return void (await scope.settle(new Set()));
-          const errors = result.errors ?? [];
-          await scope.settle(new Set(errors.map((error) => String(error.path?.[0] ?? ''))));
+          await scope.settle(undeliveredRoots(result));
           setResult({ ...result, extensions: { ...result.extensions, cost: await costOf(scope.access.chargedUnits()) } });
         },
       };
@@ -188,6 +195,37 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
  * which are not all linear (overlapping fields compare pairs: 2,200 aliases of one field took
  * 0.38 s of CPU to refuse).
  */
+/**
+ * The root fields of an answer that were not delivered, to be refunded: those whose value is null
+ * for an error, and those with an error of the service's own under them (a database or platform
+ * that failed part of the answer). A caller's own mistake under a root whose value came back (a
+ * cursor that does not decode on a nested connection) leaves that root charged: else one
+ * deliberate mistake would make any root free.
+ */
+function undeliveredRoots(result: ExecutionResult): ReadonlySet<string> | 'all' {
+  if (!result.data) return 'all';
+  const undelivered = new Set<string>();
+  for (const error of result.errors ?? []) {
+    const root = error.path?.[0];
+    if (root === undefined) return 'all';
+    if (result.data[root] == null || !isCallersOwn(error)) undelivered.add(String(root));
+  }
+  return undelivered;
+}
+
+const withoutHttpStatus = (error: GraphQLError) => {
+  if (!error.extensions.http) return error;
+  const { http: _status, ...extensions } = error.extensions;
+  return new GraphQLError(error.message, { path: error.path, nodes: error.nodes, originalError: error.originalError, extensions });
+};
+
+/** An error the caller's input caused (a 4xx of ours, or graphql's own on an argument), not the service. */
+function isCallersOwn(error: GraphQLError): boolean {
+  const original = error.originalError;
+  if (isApiError(original)) return original.status < 500;
+  return original instanceof GraphQLError && !original.originalError;
+}
+
 const queryRefused = (message: string) =>
   new GraphQLError(`Bad Request: query ${message}`, { extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message }] } });
 

@@ -23,8 +23,11 @@ export interface TestApp {
  * `instagram`: the photo platform's client for realtime fetches (point it at a simulator);
  * without it they answer 500.
  */
-export async function createTestApp(overrides: Partial<Config> = {}, options: { instagram?: InstagramClient } = {}): Promise<TestApp> {
-  const store = await createTestStore();
+export async function createTestApp(
+  overrides: Partial<Config> = {},
+  options: { instagram?: InstagramClient; pool?: Parameters<typeof createTestStore>[0] } = {},
+): Promise<TestApp> {
+  const store = await createTestStore(options.pool);
   // REDIS_URL from the environment: CI's second run shares limits through a real Redis. Searches
   // run SQL unless a test asks for the in-memory index (it sees writes after a feed read, not at once).
   const config = { ...loadConfig({ REDIS_URL: process.env.REDIS_URL }), searchIndex: false, searchSnapshotDir: undefined, ...overrides };

@@ -14,7 +14,7 @@ export interface TestStore extends Store {
 
 // With TEST_DATABASE_URL: a fresh `test_*` database on that server, dropped afterwards.
 // Without it: an in-memory PGlite, started from the run's migrated template. Either way, migrated and empty.
-export async function createTestStore(): Promise<TestStore> {
+export async function createTestStore(pool: { statementTimeoutMs?: number } = {}): Promise<TestStore> {
   const queries: string[] = [];
   const log = (event: { level: string; query: { sql: string } }) => {
     if (event.level === 'query') queries.push(event.query.sql);
@@ -29,7 +29,7 @@ export async function createTestStore(): Promise<TestStore> {
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: url.toString(), log });
+  const store = await openStore({ databaseUrl: url.toString(), log, ...pool });
   await migrateToLatest(store.db);
   return {
     ...store,
