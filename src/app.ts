@@ -1,3 +1,4 @@
+import { KeylessBudget } from './access/keyless-budget.js';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInFlightWork } from './access/in-flight.js';
@@ -107,7 +108,8 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
   metrics.watch({ search: search ?? undefined });
-  const services: Services = { config, store, access, log, metrics, instagram, realtimeOffsets, work, search };
+  const keylessBudget = new KeylessBudget(config.keylessCpuMsPerSecond, config.keylessCpuBurstMs);
+  const services: Services = { config, store, access, log, metrics, instagram, realtimeOffsets, work, search, keylessBudget };
   const server = createFrontDoor(services);
   return {
     services,

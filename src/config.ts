@@ -21,6 +21,9 @@ export interface Config {
   maxBodyBytes: number;
   /** GraphQL operations priced over this many units are refused before any work (docs/contract/decisions.md §6.1). */
   maxOperationUnits: number;
+  /** CPU milliseconds a second (and at most at once) that work without a key may take: KEYLESS_CPU_MS_PER_S, KEYLESS_CPU_BURST_MS. */
+  keylessCpuMsPerSecond: number;
+  keylessCpuBurstMs: number;
   /** GraphQL operations whose lists could return more nodes than this in all are refused. */
   maxOperationNodes: number;
   /** How long in-flight requests may run on after SIGTERM before they are answered 503. */
@@ -126,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     poolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10),
     maxBodyBytes: integer('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 64 * 1024),
     maxOperationUnits: integer('GRAPHQL_MAX_UNITS', env.GRAPHQL_MAX_UNITS, 10_000),
+    keylessCpuMsPerSecond: integer('KEYLESS_CPU_MS_PER_S', env.KEYLESS_CPU_MS_PER_S, 200),
+    keylessCpuBurstMs: integer('KEYLESS_CPU_BURST_MS', env.KEYLESS_CPU_BURST_MS, 2_000),
     maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, 50_000),
     shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),

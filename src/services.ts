@@ -1,5 +1,6 @@
 import type { InFlightWork } from './access/in-flight.js';
 import type { AccessService } from './access/pipeline.js';
+import type { KeylessBudget } from './access/keyless-budget.js';
 import type { Config } from './config.js';
 import type { Logger } from './observability/log.js';
 import type { Metrics } from './observability/metrics.js';
@@ -23,4 +24,6 @@ export interface Services {
   work: InFlightWork;
   /** The in-memory search index; null: every search runs SQL. */
   search: Search | null;
+  /** The CPU time work answered without a key (introspection) may take. */
+  keylessBudget: KeylessBudget;
 }

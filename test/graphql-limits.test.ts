@@ -161,3 +161,32 @@ describe('documents large enough to cost the server before any key is checked', 
     expect(grownMb).toBeLessThan(150);
   });
 });
+
+describe('work without a key shares a CPU budget', () => {
+  let budgeted: TestApp;
+  beforeAll(async () => {
+    // A budget so small that one uncached introspection spends it for seconds.
+    budgeted = await createTestApp({ keylessCpuMsPerSecond: 1, keylessCpuBurstMs: 1 });
+  });
+  afterAll(() => budgeted?.close());
+
+  it("answers the tools' standard introspection from a cache, other keyless introspection 429 past the budget, and keyed work as ever", async () => {
+    const standard = getIntrospectionQuery(graphiqlOptions);
+    expect((await budgeted.graphql(standard, undefined, null)).body.errors).toBeUndefined();
+    // The budget is spent now; the same query again is served from the cache, as often as asked.
+    for (let n = 0; n < 3; n++) {
+      const again = await budgeted.graphql(standard, undefined, null);
+      expect(again.status).toBe(200);
+      expect(again.body.data.__schema.queryType.name).toBe('Query');
+    }
+    const nested = await budgeted.graphql('{ __schema { types { name fields { name type { name fields { name } } } } } }', undefined, null);
+    expect(nested.status).toBe(429);
+    expect(Number(nested.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(nested.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'RATE_LIMITED' } })]);
+
+    const key = await budgeted.newKey();
+    const data = await budgeted.graphql('{ creators(first: 1) { totalCount } }', undefined, key);
+    expect(data.status).toBe(200);
+    expect(data.body.errors).toBeUndefined();
+  });
+});

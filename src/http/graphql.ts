@@ -6,6 +6,7 @@ import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperati
 import { LRUCache } from 'lru-cache';
 import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { assertAdmin, isAdminField } from '../access/admin.js';
+import type { KeylessBudget } from '../access/keyless-budget.js';
 import { DryRunReached } from '../access/pipeline.js';
 import { ApiError, isApiError, isErrorCode, statusOfCode } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
@@ -17,6 +18,7 @@ import {
   DOCUMENT_CACHE_CHARS,
   DOCUMENT_CACHE_ENTRIES,
   documentNesting,
+  INTROSPECTION_ANSWERS,
   exceededLimits,
   MAX_CACHED_DOCUMENT_CHARS,
   MAX_DOCUMENT_NESTING,
@@ -126,7 +128,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
     },
     async onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const kind = operationKind(args);
-      if (kind === 'introspection') return;
+      if (kind === 'introspection') return answerIntrospection(services.keylessBudget, args, setResultAndStopExecution);
       const context = args.contextValue as Context & ScopeContext & YogaInitialContext;
       const { scope } = context;
       // Data operations run compiled (src/schema/compiled.ts).
@@ -213,6 +215,33 @@ function undeliveredRoots(result: ExecutionResult): ReadonlySet<string> | 'all' 
     if (result.data[root] == null || !isCallersOwn(error)) undelivered.add(String(root));
   }
   return undelivered;
+}
+
+/** Introspection answers by document and variables: the same few queries come from every GraphiQL and codegen. */
+const introspectionAnswers = new LRUCache<DocumentNode, Map<string, ExecutionResult>>({ max: INTROSPECTION_ANSWERS });
+
+/**
+ * An operation that only introspects needs no key: answered from the cache when asked before,
+ * else within the keyless CPU budget (src/access/keyless-budget.ts), 429 past it.
+ */
+function answerIntrospection(budget: KeylessBudget, args: ExecutionArgs, stop: (result: ExecutionResult) => void) {
+  const asked = `${args.operationName ?? ''}\0${JSON.stringify(args.variableValues ?? {})}`;
+  const known = introspectionAnswers.get(args.document)?.get(asked);
+  if (known) return void stop(known);
+  try {
+    budget.admit();
+  } catch (error) {
+    return void stop({ errors: [toGraphQLError(error as ApiError)] });
+  }
+  const started = performance.now();
+  return {
+    onExecuteDone({ result }: { result: ExecutionResult | AsyncIterable<ExecutionResult> }) {
+      budget.spend(performance.now() - started);
+      if (Symbol.asyncIterator in result || result.errors) return;
+      const answers = introspectionAnswers.get(args.document) ?? new Map<string, ExecutionResult>();
+      introspectionAnswers.set(args.document, answers.set(asked, result));
+    },
+  };
 }
 
 const withoutHttpStatus = (error: GraphQLError) => {

@@ -35,6 +35,8 @@ export const MAX_DOCUMENT_TOKENS = 10_000;
 export const DOCUMENT_CACHE_ENTRIES = 512;
 export const DOCUMENT_CACHE_CHARS = 1 << 20;
 export const MAX_CACHED_DOCUMENT_CHARS = 16 << 10;
+/** Introspection answers kept (an answer can be megabytes: few). */
+export const INTROSPECTION_ANSWERS = 16;
 
 const BLOCK_QUOTE = '"""';
 
