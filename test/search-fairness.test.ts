@@ -141,3 +141,37 @@ describe.runIf(onPostgres)('in the index thread', () => {
     expect(answers.filter((answer) => answer !== null).every((answer) => answer!.facets?.length === 8)).toBe(true);
   });
 });
+
+describe.runIf(onPostgres)("the database's connections", () => {
+  it("keep room for another account while one account's statements hold theirs", async () => {
+    // Ten connections (the default pool); account A's creator searches block on a locked table,
+    // more of them than the pool holds. B's video search must still get a connection.
+    const app = await createTestApp({}, { pool: { statementTimeoutMs: 6_000 } });
+    const pg = (await import('pg')).default;
+    const locker = new pg.Client({ connectionString: app.store.databaseUrl });
+    try {
+      await seedDemo(app.store.db, quiet);
+      const a = await app.newKey({ plan: 'pro', ratePerSecond: 1_000 });
+      const b = await app.newKey({ plan: 'pro' });
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE creators IN ACCESS EXCLUSIVE MODE');
+      const blocked = Array.from({ length: 14 }, () => app.graphql('{ creators(first: 3, sortBy: FOLLOWER_COUNT) { nodes { username } } }', undefined, a));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const started = performance.now();
+      const other = await app.graphql('{ videos(first: 1) { totalCount } }', undefined, b);
+      expect(other.status).toBe(200);
+      expect(other.body.data.videos.totalCount).toBeGreaterThan(0);
+      expect(performance.now() - started).toBeLessThan(1_500);
+
+      await locker.query('COMMIT');
+      const answers = await Promise.all(blocked);
+      // A's own statements past its share waited for its own connections (within the connect timeout).
+      expect(answers.filter((answer) => answer.status === 200).length).toBeGreaterThanOrEqual(5);
+    } finally {
+      await locker.end().catch(() => {});
+      await app.close();
+    }
+  }, 60_000);
+});

@@ -45,7 +45,7 @@ export class RequestScope {
 
   /** The databases as this request's work uses them: its statements are cancelled on the server if the client leaves. */
   get databases(): CancellableDatabases {
-    return (this.#databases ??= this.services.store.cancellable(this.signal));
+    return (this.#databases ??= this.services.store.cancellable(this.signal, () => this.access.caller?.accountId));
   }
 
   /** Pipeline step 7: keeps the charges of the root fields that succeeded, refunds the rest, frees the slot. */

@@ -27,10 +27,12 @@ export interface Store {
   /**
    * The primary and the read database as one request's work uses them: once `signal` aborts (the
    * client went away) the statements they have running are cancelled on the server and they get
-   * no new connection, since nobody waits for an answer that would never be read. On PGlite (one
+   * no new connection, since nobody waits for an answer that would never be read. Work of one
+   * `tenant` (an account, known once the key is checked) holds at most half the pool's
+   * connections at once. On PGlite (one
    * in-process connection) they are the store's own.
    */
-  cancellable(signal: AbortSignal): CancellableDatabases;
+  cancellable(signal: AbortSignal, tenant?: () => string | undefined): CancellableDatabases;
   /** Whether the database answers a trivial statement within `timeoutMs`. */
   ping(timeoutMs: number): Promise<boolean>;
   /** Connections open, idle and requests waiting for one (PostgreSQL only). */
@@ -76,6 +78,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
 interface CancelScope {
   signal: AbortSignal;
+  /** Whose work this is, when known: one tenant holds at most half the pool (TenantGate). */
+  tenant: () => string | undefined;
   /** Connections checked out on behalf of this scope, to cancel what they run on abort. */
   clients: Set<pg.PoolClient>;
 }
@@ -125,16 +129,26 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
 
   // The pool a scope's Kysely sees: the same pool, with each connection the scope checks out
   // remembered until it is released.
+  const gate = new TenantGate(Math.max(1, Math.ceil((config.max ?? 10) / 2)), config.connectionTimeoutMillis ?? 2_000);
   const scopedPool = (scope: CancelScope) => ({
     async connect(): Promise<pg.PoolClient> {
-      const client = await pool.connect();
+      const leave = await gate.enter(scope.tenant(), scope.signal);
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        leave();
+        throw error;
+      }
       if (scope.signal.aborted) {
+        leave();
         client.release();
         throw abortError(scope.signal);
       }
       scope.clients.add(client);
       const release = client.release;
       client.release = (error?: Error | boolean) => {
+        leave();
         scope.clients.delete(client);
         // A connection that was sent a cancel is closed, not pooled: the cancel travels on its own
         // socket and must not land on the next request's statement.
@@ -146,6 +160,73 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
   });
   const kysely = (poolOf: pg.Pool | ReturnType<typeof scopedPool>) => new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolOf as pg.Pool }), log: options.log });
   return { db: kysely(pool), scoped: (scope) => kysely(scopedPool(scope)), pool, config };
+}
+
+/**
+ * How many of the pool's connections each tenant's work may hold at once: one account's heavy
+ * operations (32 connections of ten-root documents in the probe) took every connection, and other
+ * accounts' statements waited past the connect timeout, 503. A tenant's statement past its share
+ * waits for one of its own to finish, within the same connect timeout; others never wait on it.
+ */
+class TenantGate {
+  readonly #held = new Map<string, number>();
+  readonly #waiting = new Map<string, (() => void)[]>();
+
+  constructor(
+    private readonly perTenant: number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Waits for a slot of `tenant` (none to wait for without one) and answers how to give it back, once. */
+  async enter(tenant: string | undefined, signal: AbortSignal): Promise<() => void> {
+    if (tenant === undefined) return () => {};
+    const held = this.#held.get(tenant) ?? 0;
+    if (held < this.perTenant) this.#held.set(tenant, held + 1);
+    else await this.#wait(tenant, signal);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.#leave(tenant);
+    };
+  }
+
+  #wait(tenant: string, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const queue = this.#waiting.get(tenant) ?? [];
+      this.#waiting.set(tenant, queue);
+      const give = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const drop = (error: Error) => {
+        const at = queue.indexOf(give);
+        if (at !== -1) queue.splice(at, 1);
+        if (queue.length === 0) this.#waiting.delete(tenant);
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      };
+      // The message pg-pool gives the same wait: read as an unavailable database (503), as theirs is.
+      const timer = setTimeout(() => drop(new Error('timeout exceeded when trying to connect')), this.timeoutMs);
+      const onAbort = () => {
+        clearTimeout(timer);
+        drop(abortError(signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      queue.push(give);
+    });
+  }
+
+  /** A slot goes to the tenant's next waiter, or back. */
+  #leave(tenant: string): void {
+    const next = this.#waiting.get(tenant)?.shift();
+    if (this.#waiting.get(tenant)?.length === 0) this.#waiting.delete(tenant);
+    if (next) return next();
+    const held = (this.#held.get(tenant) ?? 1) - 1;
+    if (held > 0) this.#held.set(tenant, held);
+    else this.#held.delete(tenant);
+  }
 }
 
 const TIMESTAMPTZ = 1184;
@@ -201,8 +282,8 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
     readDb: replica?.db ?? primary.db,
     kind: 'postgres',
     bulk: copyTransport(bulkSession, primary.db),
-    cancellable(signal) {
-      const scope: CancelScope = { signal, clients: new Set() };
+    cancellable(signal, tenant = () => undefined) {
+      const scope: CancelScope = { signal, tenant, clients: new Set() };
       const onAbort = () => scope.clients.forEach(cancelRunning);
       signal.addEventListener('abort', onAbort, { once: true });
       const db = primary.scoped(scope);
