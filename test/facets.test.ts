@@ -472,6 +472,25 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
       expect(ok.body.data.creators.facets.followerCount).toHaveLength(51);
     });
 
+    it('refuses edges sent as an explicit null through a nullable variable with a default, naming them, before any charge', async () => {
+      const usage = async () => (await app.graphql('{ viewer { quotaUsed } }', {}, key)).body.data.viewer.quotaUsed as number;
+      const before = await usage();
+      const cases = [
+        { query: 'query($e: [SafeInt!] = [1]) { creators(first: 1) { facets { followerCount(edges: $e) { count } } } }', variables: { e: null }, field: 'facets.followerCount.edges' },
+        { query: 'query($e: [Float!] = [1]) { creators(first: 1) { facets { avgEngagementRate(edges: $e) { count } } } }', variables: { e: null }, field: 'facets.avgEngagementRate.edges' },
+        { query: 'query($x: SafeInt = 1) { creators(first: 1) { facets { followerCount(edges: [0, $x]) { count } } } }', variables: { x: null }, field: 'facets.followerCount.edges.1' },
+      ];
+      for (const { query, variables, field } of cases) {
+        const { body } = await app.graphql(query, variables, key);
+        expect(body.errors?.[0].extensions, field).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field }] });
+      }
+      expect(await usage()).toBe(before);
+      // The default still applies when the variable is left out.
+      const defaulted = await app.graphql(cases[0].query, {}, key);
+      expect(defaulted.body.errors).toBeUndefined();
+      expect(defaulted.body.data.creators.facets.followerCount).toHaveLength(2);
+    });
+
     describe('statements', () => {
       // The pipeline's own statements (key, limits, quota) and the feed are not the search's.
       const background = /catalog_changes|pg_current_snapshot|pg_snapshot|quota_leases|"?accounts"?|api_keys|^(start|set) transaction|^(begin|commit|rollback)/i;

@@ -155,6 +155,9 @@ describe('client mistakes are not server errors in the log', () => {
     expect((await app.graphql(query, { f: { createAtStart: 5 } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
     expect((await app.graphql(query, { f: { followerCountMin: 'many' } }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
     expect((await app.graphql('{ creators(first: "x") { totalCount } }', undefined, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    // An explicit null where a facet's edges are non-null, through a nullable variable with a default.
+    const nullEdges = 'query($e: [SafeInt!] = [1]) { creators(first: 1) { facets { followerCount(edges: $e) { count } } } }';
+    expect((await app.graphql(nullEdges, { e: null }, key)).body.errors[0].extensions.code).toBe('BAD_REQUEST');
     const badGet = await app.server.fetch('http://test/graphql?query=%7Bviewer%7Bplan%7D%7D&variables=%7Bbad', {
       headers: { accept: 'application/json', authorization: key },
     });

@@ -1,4 +1,13 @@
-import { getArgumentValues, type GraphQLResolveInfo, GraphQLObjectType } from 'graphql';
+import {
+  getArgumentValues,
+  getNullableType,
+  type GraphQLField,
+  type GraphQLInputType,
+  GraphQLList,
+  GraphQLObjectType,
+  type GraphQLResolveInfo,
+  isListType,
+} from 'graphql';
 import type { z } from 'zod';
 import { ApiError, type FieldError, isApiError, onePerField } from '../domain/errors.js';
 import { type FacetAnswer, type FacetCount, facetKey, type FacetRequest, type RangeCount } from '../domain/facets.js';
@@ -125,7 +134,7 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
     for (const node of fieldsIn(info, facets.selectionSet)) {
       const field = byName.get(node.name.value);
       if (!field) continue;
-      const args = getArgumentValues(fieldDefs[field.facet], node, info.variableValues);
+      const args = getArgumentValues(nullsAllowed(fieldDefs[field.facet]), node, info.variableValues);
       try {
         const request = validatedRequest(field, args, ctx);
         requests.set(facetKey(request), request);
@@ -137,6 +146,29 @@ export function requestedFacets<F extends string>(info: GraphQLResolveInfo, ctx:
   }
   if (bad.length > 0) throw ApiError.badRequest(onePerField(bad));
   return [...requests.values()];
+}
+
+const withNullsAllowed = new WeakMap<GraphQLField<unknown, unknown>, GraphQLField<unknown, unknown>>();
+
+/**
+ * The facet field with its arguments' non-null wrappers removed, list items included. A nullable
+ * variable with a default may be sent as an explicit null where the argument is non-null
+ * (`$e: [SafeInt!] = [1]` given null): graphql's refusal names no field and read as a 500; let
+ * through, the null meets the facet's zod schema, which names it (`facets.followerCount.edges`).
+ */
+function nullsAllowed(field: GraphQLField<unknown, unknown>): GraphQLField<unknown, unknown> {
+  let lenient = withNullsAllowed.get(field);
+  if (!lenient) {
+    lenient = { ...field, args: field.args.map((arg) => ({ ...arg, type: nullableThrough(arg.type) })) };
+    withNullsAllowed.set(field, lenient);
+  }
+  return lenient;
+}
+
+// Facet arguments are scalars and lists of them: no input object to unwrap.
+function nullableThrough(type: GraphQLInputType): GraphQLInputType {
+  const nullable = getNullableType(type);
+  return isListType(nullable) ? new GraphQLList(nullableThrough(nullable.ofType as GraphQLInputType)) : nullable;
 }
 
 /**
