@@ -197,6 +197,28 @@ describe.each(modes)('the graph, with the index in its own thread: $thread', ({ 
       expect(badKey.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'userId' }] });
     });
 
+    it("refuses a global id whose key its type's lookup would refuse, naming the argument, before any charge", async () => {
+      const usage = async () => (await gql('{ viewer { quotaUsed } }')).viewer.quotaUsed as number;
+      const before = await usage();
+      // Each decodes, but names a key no lookup takes: over 256 characters, or on a platform the graph does not serve.
+      const badKeys = ['Video:' + 'x'.repeat(300), 'Channel:' + 'x'.repeat(257), 'Creator:nosuch:1', 'Creator:twitter:' + 'x'.repeat(257), 'Media:twitter:1'];
+      expect((await app.graphql('query($v: String!) { video(videoId: $v) { videoId } }', { v: 'x'.repeat(300) }, key)).body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+      const channelId = encodeGlobalId({ type: 'Channel', channelId: 'x' });
+      for (const text of badKeys) {
+        const id = Buffer.from(text).toString('base64url');
+        expect(decodeGlobalId(id), text).not.toBeNull();
+        const one = await app.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id }, key);
+        expect(one.body.errors?.[0]?.extensions, text).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'id' }] });
+        const many = await app.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: [channelId, id] }, key);
+        expect(many.body.errors?.[0]?.extensions, text).toMatchObject({ code: 'BAD_REQUEST', fields: [{ field: 'ids.1' }] });
+        expect(many.body.extensions.cost.charged, text).toBe(0);
+      }
+      expect(await usage()).toBe(before);
+      // At the bound, and on the photo platform, an id is looked up: null when nothing has it.
+      const fine = ['Video:' + 'x'.repeat(256), 'Creator:instagram:1', 'Media:instagram:1'].map((text) => Buffer.from(text).toString('base64url'));
+      expect(await gql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: fine })).toEqual({ nodes: [null, null, null] });
+    });
+
     it('reads each type once however many keys the document names (one statement per type, none for cached rows)', async () => {
       const creators = await rows(sql<{ user_id: string }>`SELECT user_id FROM creators WHERE platform = 'twitter' ORDER BY user_id LIMIT 30`);
       const videos = await rows(sql<{ video_id: string; channel_id: string }>`SELECT video_id, channel_id FROM videos ORDER BY video_id DESC LIMIT 30`);

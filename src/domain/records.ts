@@ -137,3 +137,5 @@ export interface FetchedMedia {
 }
 
 export const PHOTO_PLATFORM = 'instagram';
+/** The platform of creator search and the `creator` lookup. */
+export const CREATOR_PLATFORM = 'twitter';

@@ -2,7 +2,7 @@ import { checkCursors } from '../domain/cursors.js';
 import { ApiError, type FieldError } from '../domain/errors.js';
 import type { CreatorFacet } from '../domain/facets.js';
 import { creatorOrders } from '../domain/orders.js';
-import type { Creator, LastPostItem } from '../domain/records.js';
+import { CREATOR_PLATFORM, type Creator, type LastPostItem } from '../domain/records.js';
 import { creatorFilterShape, creatorsArgs, type CreatorSearch, creatorSort, defaultCreatorSort } from '../inputs/creators.js';
 import { engagementFacetArgs, followerFacetArgs, valueFacetArgs } from '../inputs/facets.js';
 import { creatorLookupArgs } from '../inputs/lookups.js';
@@ -16,9 +16,6 @@ import { Gender } from './gender.js';
 import { platformKey } from './loaders.js';
 import { NodeRef } from './node.js';
 import { enumFromZod, inputFromZod } from './zod-input.js';
-
-/** The platform creator search and the `creator` lookup serve. */
-const CREATOR_PLATFORM = 'twitter';
 
 const CreatorSort = enumFromZod('CreatorSort', creatorSort);
 const CreatorFilter = inputFromZod('CreatorFilter', creatorFilterShape, 'Creator search filters; bounds are inclusive');
