@@ -377,6 +377,26 @@ describe('the price at the GraphQL door', () => {
     expect(await quotaUsed(key)).toBe(used + 8);
   });
 
+  it('runs a fragment spread again after @skip or @include left out an earlier one, as graphql does, charged its price', async () => {
+    const key = await app.newKey({ plan: 'pro', quota: 10_000 });
+    const plain = '{ creators(first: 1) { totalCount } }';
+    const expected = await (await post(key, { query: plain })).json();
+    expect(expected.data.creators.totalCount).toBeGreaterThan(0);
+    // graphql-js 16 answers each of these as `plain` (the later spread is not skipped).
+    const cases: [string, Record<string, unknown>][] = [
+      ['{ ...F @skip(if: true) ...F } fragment F on Query { creators(first: 1) { totalCount } }', {}],
+      ['query($v: Boolean!) { ...F @include(if: $v) ... on Query { ...F } } fragment F on Query { creators(first: 1) { totalCount } }', { v: false }],
+      ['{ ... @skip(if: true) { ...F } ...F } fragment F on Query { creators(first: 1) { totalCount } }', {}],
+      ['{ creators(first: 1) { ...G @skip(if: true) ...G } } fragment G on CreatorConnection { totalCount }', {}],
+    ];
+    for (const [query, variables] of cases) {
+      const answer = await (await post(key, { query, variables })).json();
+      expect(answer.errors, query).toBeUndefined();
+      expect(answer.data, query).toEqual(expected.data);
+      expect(answer.extensions.cost, query).toMatchObject({ requested: 100, charged: 100 });
+    }
+  });
+
   it('never oversells: N concurrent operations with quota for exactly M yield M successes', async () => {
     const key = await app.newKey({ plan: 'pro', quota: 300 });
     const answers = await Promise.all(Array.from({ length: 8 }, () => post(key, { query: '{ videos(first: 1) { totalCount } }' })));

@@ -1,4 +1,4 @@
-import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
+import { BREAK, type DocumentNode, type ExecutionArgs, type ExecutionResult, GraphQLIncludeDirective, GraphQLSkipDirective, type GraphQLSchema, visit } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 // Operations compiled once into functions that call the same resolvers (graphql-jit): a client's
@@ -8,7 +8,32 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 const plans = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, CompiledQuery | null>>>();
 
-/** A compiled plan of the operation, or null when graphql-jit cannot compile it (then: execute). */
+/**
+ * graphql-jit (0.8.9, the latest) marks a fragment visited at its first spread even when @skip or
+ * @include leaves that spread out, and then ignores the fragment's later spreads:
+ * `{ ...F @skip(if: true) ...F }` answers without F's fields, which graphql runs (and the price
+ * counts). No option changes it, so a document that spreads a fragment more than once and has
+ * either directive anywhere runs through graphql's execute; few documents do both.
+ */
+function jitMisreadsSpreads(document: DocumentNode): boolean {
+  const spread = new Set<string>();
+  let repeated = false;
+  let conditional = false;
+  visit(document, {
+    FragmentSpread(node) {
+      repeated ||= spread.has(node.name.value);
+      spread.add(node.name.value);
+      return repeated && conditional ? BREAK : undefined;
+    },
+    Directive(node) {
+      conditional ||= node.name.value === GraphQLSkipDirective.name || node.name.value === GraphQLIncludeDirective.name;
+      return repeated && conditional ? BREAK : undefined;
+    },
+  });
+  return repeated && conditional;
+}
+
+/** A compiled plan of the operation, or null when graphql-jit cannot compile it or would misread it (then: execute). */
 export function compiledPlan(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery | null {
   let bySchema = plans.get(schema);
   if (!bySchema) plans.set(schema, (bySchema = new WeakMap()));
@@ -16,8 +41,8 @@ export function compiledPlan(schema: GraphQLSchema, document: DocumentNode, oper
   if (!byName) bySchema.set(document, (byName = new Map()));
   const name = operationName ?? '';
   if (!byName.has(name)) {
-    const compiled = compileQuery(schema, document, operationName ?? undefined);
-    byName.set(name, isCompiledQuery(compiled) ? compiled : null);
+    const compiled = jitMisreadsSpreads(document) ? null : compileQuery(schema, document, operationName ?? undefined);
+    byName.set(name, compiled && isCompiledQuery(compiled) ? compiled : null);
   }
   return byName.get(name)!;
 }
