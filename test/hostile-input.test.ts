@@ -148,6 +148,27 @@ describe('variables that do not coerce', () => {
   });
 });
 
+describe('literals that do not fit their argument', () => {
+  it('name the argument and the path to the bad value in it, as variables do, and charge nothing', async () => {
+    const before = await quotaUsed();
+    for (const [query, field, why] of [
+      ['{ creators(filter: { followerCountMin: 1e308 }) { totalCount } }', 'filter.followerCountMin', 'SafeInt must be an integer up to 2^53 - 1'],
+      ['{ creators(filter: { followerCountMin: 1.5 }) { totalCount } }', 'filter.followerCountMin', 'SafeInt must be an integer up to 2^53 - 1'],
+      ['{ creators(filter: { locations: ["US", 7] }) { totalCount } }', 'filter.locations.1', 'String cannot represent a non string value: 7'],
+      ['{ creators(filter: { nope: 1 }) { totalCount } }', 'filter.nope', 'Field "nope" is not defined by type "CreatorFilter".'],
+      ['{ creators(first: "x") { totalCount } }', 'first', 'Int cannot represent non-integer value: "x"'],
+      ['{ creators(first: 1) { facets { followerCount(edges: [1, 1e308]) { count } } } }', 'edges.1', 'SafeInt must be an integer up to 2^53 - 1'],
+    ] as const) {
+      const { body } = await app.graphql(query, undefined, key);
+      expect(body.data ?? null, query).toBeNull();
+      expect(body.errors, query).toHaveLength(1);
+      expect(body.errors[0].extensions, query).toEqual({ code: 'BAD_REQUEST', fields: [{ field, message: why }] });
+      expect(body.errors[0].locations, query).toHaveLength(1);
+    }
+    expect(await quotaUsed()).toBe(before);
+  });
+});
+
 describe('client mistakes are not server errors in the log', () => {
   it('logs variable coercion errors, malformed GET parameters and REST 400s at info at most, one line, no stack', async () => {
     logged.length = 0;

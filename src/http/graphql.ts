@@ -12,7 +12,7 @@ import { ApiError, isApiError, isErrorCode, statusOfCode } from '../domain/error
 import { errorReport } from '../observability/log.js';
 import { runCompiled } from '../schema/compiled.js';
 import { type Context, createContext } from '../schema/context.js';
-import { toClientError, toGraphQLError } from '../schema/errors.js';
+import { toClientError, toGraphQLError, withLiteralFields } from '../schema/errors.js';
 import { adminSchema, schema } from '../schema/index.js';
 import {
   DOCUMENT_CACHE_CHARS,
@@ -194,12 +194,6 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
 }
 
 /**
- * The document's size, before the work that grows with it: bracket nesting on the text, tokens
- * while parsing (a tree is ~300 bytes a token), then our bounds alone before graphql's own rules,
- * which are not all linear (overlapping fields compare pairs: 2,200 aliases of one field took
- * 0.38 s of CPU to refuse).
- */
-/**
  * The root fields of an answer that were not delivered, to be refunded: those whose value is null
  * for an error, and those with an error of the service's own under them (a database or platform
  * that failed part of the answer). A caller's own mistake under a root whose value came back (a
@@ -260,6 +254,12 @@ function isCallersOwn(error: GraphQLError): boolean {
 const queryRefused = (message: string) =>
   new GraphQLError(`Bad Request: query ${message}`, { extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message }] } });
 
+/**
+ * The document's size, before the work that grows with it: bracket nesting on the text, tokens
+ * while parsing (a tree is ~300 bytes a token), then our bounds alone before graphql's own rules,
+ * which are not all linear (overlapping fields compare pairs: 2,200 aliases of one field took
+ * 0.38 s of CPU to refuse).
+ */
 function useOperationLimits(): Plugin {
   const withinLimits = new WeakSet<DocumentNode>();
   return {
@@ -300,6 +300,15 @@ function documentCache<T extends {}>() {
     ttl: 3_600_000,
   });
 }
+
+/** A literal that does not fit its argument is named in `extensions.fields`, as a variable is. */
+const useLiteralFields: Plugin = {
+  onValidate:
+    ({ params }) =>
+    ({ valid, result, setResult }) => {
+      if (!valid) setResult(withLiteralFields(params.documentAST, result));
+    },
+};
 
 /**
  * yoga answers the requests it refuses itself (a document that does not parse or validate) with
@@ -471,6 +480,7 @@ export function createGraphQLDoor(services: Services) {
       usePersistedOperations(),
       useAccessPipeline(services),
       useOperationLimits(),
+      useLiteralFields,
       useClosedErrorCodes,
       useStrictGetParameters,
     ],

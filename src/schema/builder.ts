@@ -39,7 +39,8 @@ builder.scalarType('SafeInt', {
   },
   parseLiteral: (node) => {
     const value = node.kind === Kind.INT ? Number(node.value) : NaN;
-    if (!isSafeInteger(value)) throw new GraphQLError('SafeInt must be an integer up to 2^53 - 1');
+    // The literal's node: validation then says where it is, and which argument (src/schema/errors.ts).
+    if (!isSafeInteger(value)) throw new GraphQLError('SafeInt must be an integer up to 2^53 - 1', { nodes: node });
     return value;
   },
 });

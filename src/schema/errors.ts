@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { type ASTNode, BREAK, type DocumentNode, GraphQLError, Kind, type ObjectFieldNode, type ValueNode, visit } from 'graphql';
 import { ApiError, describeFields, type ErrorCode, type ErrorReport, type FieldError, internalError, isApiError, isErrorCode, serviceUnavailable } from '../domain/errors.js';
 import { isCancelledOnRequest, isDatabaseUnavailable } from '../store/errors.js';
 
@@ -96,3 +96,52 @@ function variableFieldErrors(message: string): FieldError[] {
   return [{ field, message: why! }];
 }
 
+
+/**
+ * Validation's errors, each about a literal in an argument (a value that does not fit its type, an
+ * unknown input field) naming it in `extensions.fields` by its path in the argument, as a
+ * variable's are named by theirs: `filter.followerCountMin`, list positions as numbers.
+ */
+export function withLiteralFields(document: DocumentNode, errors: readonly Error[]): Error[] {
+  return errors.map((error) => {
+    const node = error instanceof GraphQLError ? error.nodes?.[0] : undefined;
+    if (!(error instanceof GraphQLError) || !node || error.extensions.fields) return error;
+    const field = argumentPath(document, node);
+    if (field === null) return error;
+    return new GraphQLError(error.message, {
+      nodes: error.nodes,
+      source: error.source,
+      positions: error.positions,
+      originalError: error.originalError,
+      extensions: { ...error.extensions, fields: [{ field, message: error.message }] },
+    });
+  });
+}
+
+/** Where `target` is in an argument of the document (`filter.locations.1`), or null when in none. */
+function argumentPath(document: DocumentNode, target: ASTNode): string | null {
+  let found: string | null = null;
+  visit(document, {
+    Argument(argument) {
+      const path = argument === target ? [] : pathIn(argument.value, target);
+      if (path === null) return false;
+      found = [argument.name.value, ...path].join('.');
+      return BREAK;
+    },
+  });
+  return found;
+}
+
+function pathIn(value: ValueNode | ObjectFieldNode, target: ASTNode): (string | number)[] | null {
+  if (value.kind === Kind.OBJECT_FIELD) {
+    const path = value === target ? [] : pathIn(value.value, target);
+    return path && [value.name.value, ...path];
+  }
+  if (value === target) return [];
+  const items: readonly (ValueNode | ObjectFieldNode)[] = value.kind === Kind.LIST ? value.values : value.kind === Kind.OBJECT ? value.fields : [];
+  for (const [i, item] of items.entries()) {
+    const path = pathIn(item, target);
+    if (path) return value.kind === Kind.LIST ? [i, ...path] : path;
+  }
+  return null;
+}
