@@ -92,7 +92,7 @@ describe('the price of a document, before any work', () => {
     expect(priceOperation(graphSchema, parse('query($n: Int) { videos(first: $n) { totalCount } }'), null, { n: 'many' })).toBeNull();
   });
 
-  it('refuses, as a 400 naming the argument, a directive or argument given null where it takes none', () => {
+  it('refuses, as a 400 naming the argument, a directive given null where it takes none', () => {
     const skipped = 'query($v: Boolean = true) { creators { totalCount } ...@skip(if: $v) { __typename } }';
     expect(() => priceOperation(graphSchema, parse(skipped), null, { v: null })).toThrow(
       expect.objectContaining({ code: 'BAD_REQUEST', fields: [{ field: 'query', message: expect.stringContaining('"if"') }] }),

@@ -128,7 +128,7 @@ const ZERO: Measure = { units: 0, nodes: 0 };
 /**
  * The price of the operation `operationName` of `document` with `variables`, or null when it
  * cannot be priced because its variables do not coerce (then it cannot run either: execution
- * reports them before any field). An argument that does not coerce throws a 400. Introspection
+ * reports them before any field). A directive argument that does not coerce throws a 400. Introspection
  * fields cost nothing. A field of an abstract type (`node`, `nodes`) is priced for the dearest of
  * the types it may resolve to.
  */
@@ -166,9 +166,9 @@ export function priceOperation(
       price.nodes += measure.nodes;
     }
   } catch (error) {
-    // An argument or directive given null where it takes none (`@skip(if: $v)` with `$v` null):
-    // graphql-js would fail that field alone and run the others, graphql-jit takes the null as
-    // "skip". Neither ran under a price; the operation is refused before anything runs.
+    // A directive given null where it takes none (`@skip(if: $v)` with `$v` null): graphql-js
+    // would fail that field alone and run the others, graphql-jit takes the null as "skip", and
+    // ran them unpriced. The operation is refused before anything runs.
     if (error instanceof GraphQLError) throw ApiError.badRequest([{ field: 'query', message: error.message }]);
     throw error;
   }
@@ -236,7 +236,7 @@ class Walker {
     const leaf = !isObjectType(named) && !isAbstractType(named);
     // Most fields of a document are unpriced scalars: nothing below them, no argument read.
     if (leaf && !price) return ZERO;
-    const args = getArgumentValues(field, nodes[0], this.variables);
+    const args = argumentsOf(field, nodes[0], this.variables);
     let units = price?.units ?? 0;
     if (price?.perArgumentItem) units += price.perArgumentItem.units * lengthOf(args[price.perArgumentItem.argument], MAX_IDS_PER_LOOKUP);
 
@@ -267,6 +267,20 @@ class Walker {
     const count = bound ? (bound.argument ? lengthOf(args[bound.argument], bound.max) : bound.max) : (pageSize ?? MAX_PAGE_SIZE);
     const counted = bound?.counted ?? true;
     return { units: units + count * below.units, nodes: (counted ? count : 0) + count * below.nodes };
+  }
+}
+
+/**
+ * The field's arguments; none when one is given null where it takes none (`edges: $e` with `$e`
+ * null): that field fails when it runs, its resolver naming the argument, so nothing below it
+ * runs, and the defaults price it from above.
+ */
+function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return getArgumentValues(field, node, variables);
+  } catch (error) {
+    if (error instanceof GraphQLError) return {};
+    throw error;
   }
 }
 
