@@ -62,7 +62,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     await store.close();
     throw error;
   }
-  const limiter = createLimiter({ redisUrl: config.redisUrl });
+  const limiter = createLimiter({ redisUrl: config.redisUrl, log });
   const metrics = createMetrics();
   // docs/contract/decisions.md §7: without INSTAGRAM_UPSTREAM_URL, realtime fetches go to the built-in simulator
   // (in this process, on a free local port), and the operator is told the data is not real.

@@ -9,6 +9,14 @@ import { type Admission, checkPolicy, type Limiter, type LimitPolicy, retryAfter
 // One Lua script refills and takes a token and prunes, counts and adds a slot, atomically, so
 // concurrent processes cannot both take the last token or slot. It reads the clock with TIME so
 // processes with skewed clocks agree. A slot left by a crashed process is pruned once it expires.
+//
+// A Redis that hangs with its connection open (paused, swapping, a long script) holds every command
+// sent to it and runs them all when it wakes. So after a command fails the limiter stands aside
+// (available() is false: callers use their own counters) until a PING comes back, and an acquire
+// that timed out is followed on the same connection by UNDO_LUA, which Redis runs right after it:
+// if the late acquire took a token and a slot, they are given back, so a hang never drains a bucket.
+// This needs no clock: a connection's commands run in the order they were sent, also those queued
+// while (re)connecting, which ioredis sends, timed out or not, once connected.
 
 const ACQUIRE_LUA = `
 -- Redis < 5 refuses writes after TIME unless effects are replicated; later versions ignore this.
@@ -52,6 +60,18 @@ end
 return {1, 'ok', 0}
 `;
 
+// Gives back what a timed-out acquire took, if it ran and admitted: its slot, then its token.
+const UNDO_LUA = `
+if redis.call('ZREM', KEYS[2], ARGV[2]) == 0 then
+  return 0
+end
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens ~= nil then
+  redis.call('HSET', KEYS[1], 'tokens', math.min(tonumber(ARGV[1]), tokens + 1))
+end
+return 1
+`;
+
 type AcquireReply = [admitted: number, reason: string, waitMicros: number];
 
 interface LimiterRedis extends Redis {
@@ -64,6 +84,7 @@ interface LimiterRedis extends Redis {
     slotId: string,
     slotTtlMs: number,
   ): Promise<AcquireReply>;
+  limitUndo(bucketKey: string, slotsKey: string, burst: number, slotId: string): Promise<number>;
 }
 
 export interface RedisLimiterOptions {
@@ -72,18 +93,26 @@ export interface RedisLimiterOptions {
   slotTtlMs: number;
   timeoutMs: number;
   onError: (error: unknown) => void;
+  /** Called once when Redis stops answering (with why) and once when it answers again. */
+  onAvailabilityChange: (available: boolean, cause?: unknown) => void;
+  /** How often a PING asks whether Redis answers again. */
+  probeIntervalMs?: number;
 }
 
 export interface RedisLimiter extends Limiter {
   /**
-   * False while Redis is known to be away (between reconnect attempts, or closed): callers need
-   * not wait for a command to time out. While connecting a command is tried, bounded by the timeout.
+   * False from a failed command or a lost connection until a PING is answered: callers use their
+   * own counters meanwhile instead of waiting for a command to time out. While first connecting a
+   * command is tried, bounded by the timeout.
    */
   available(): boolean;
 }
 
+const DEFAULT_PROBE_INTERVAL_MS = 250;
+
 export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
-  const { keyPrefix, slotTtlMs, onError } = options;
+  const { keyPrefix, slotTtlMs, onError, onAvailabilityChange } = options;
+  const probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
   const redis = new Redis(options.url, {
     connectTimeout: options.timeoutMs,
     // Bounds every command, including one queued while (re)connecting: acquire never hangs.
@@ -97,7 +126,33 @@ export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
   // failure through acquire's rejection.
   redis.on('error', onError);
   redis.defineCommand('limitAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
+  redis.defineCommand('limitUndo', { numberOfKeys: 2, lua: UNDO_LUA });
   let closed = false;
+  let suspended = false;
+
+  // One PING at a time until one is answered: it runs after every command sent before it, undos
+  // included, so the shared counters are whole again when the limiter returns to them.
+  const probe = (): void => {
+    setTimeout(() => {
+      if (closed) return;
+      redis.ping().then(
+        () => {
+          if (closed) return;
+          suspended = false;
+          onAvailabilityChange(true);
+        },
+        probe,
+      );
+    }, probeIntervalMs).unref();
+  };
+  const suspend = (cause: unknown): void => {
+    if (suspended || closed) return;
+    suspended = true;
+    onAvailabilityChange(false, cause);
+    probe();
+  };
+  // A dropped connection suspends too, so an outage is told once however it began.
+  redis.on('close', () => suspend(new Error('connection to Redis closed')));
 
   const keysOf = (keyId: string) => ({
     bucket: `${keyPrefix}{${keyId}}:bucket`,
@@ -105,7 +160,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
   });
 
   return {
-    available: () => !['reconnecting', 'close', 'end'].includes(redis.status),
+    available: () => !suspended && !['reconnecting', 'close', 'end'].includes(redis.status),
 
     async acquire(keyId: string, policy: LimitPolicy): Promise<Admission> {
       if (closed) throw new Error('limiter is closed');
@@ -116,9 +171,9 @@ export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
       try {
         reply = await redis.limitAcquire(bucket, slots, policy.ratePerSecond, policy.burst, policy.maxInFlight, slotId, slotTtlMs);
       } catch (error) {
-        // A timed-out script may still run later (it can sit in the offline queue). This ZREM is
-        // queued behind it on the same connection, so such a late slot is freed, not held a minute.
-        redis.zrem(slots, slotId).catch(onError);
+        suspend(error);
+        // The script may still run when Redis wakes; this runs right after it and undoes it.
+        redis.limitUndo(bucket, slots, policy.burst, slotId).catch(onError);
         throw new Error(`rate limiter unavailable: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
       const [admitted, reason, waitMicros] = reply;
@@ -126,11 +181,17 @@ export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
         let releasing: Promise<void> | null = null;
         // Idempotent: the first call removes the slot, later calls share its outcome. A failed
         // removal is reported, not thrown: the response is already made and the slot expires anyway.
-        const release = (): Promise<void> =>
-          (releasing ??= redis.zrem(slots, slotId).then(
+        // While Redis is not answering the removal is sent but not waited for: it runs when Redis wakes.
+        const release = (): Promise<void> => {
+          releasing ??= redis.zrem(slots, slotId).then(
             () => undefined,
-            (error: unknown) => onError(error),
-          ));
+            (error: unknown) => {
+              suspend(error);
+              onError(error);
+            },
+          );
+          return suspended ? Promise.resolve() : releasing;
+        };
         return { ok: true, release };
       }
       if (reason === 'rate') return { ok: false, reason: 'rate', retryAfterSeconds: retryAfterSeconds(Number(waitMicros)) };

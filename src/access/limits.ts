@@ -1,3 +1,4 @@
+import type { Logger } from '../observability/log.js';
 import type { Limiter } from './limits-core.js';
 import { createMemoryLimiter } from './limits-memory.js';
 import { createRedisLimiter } from './limits-redis.js';
@@ -18,6 +19,10 @@ export interface LimiterOptions {
   timeoutMs?: number;
   /** Redis only: connection errors and failed releases, which do not reach a caller. */
   onError?: (error: unknown) => void;
+  /** Redis only: told once when the limits fall back to this process's counters and once when they return. */
+  log?: Pick<Logger, 'info' | 'warn'>;
+  /** Redis only: how often a PING asks a Redis that stopped answering whether it is back. */
+  probeIntervalMs?: number;
 }
 
 export const DEFAULT_KEY_PREFIX = 'cds:limit:';
@@ -40,6 +45,15 @@ export function createLimiter(options: LimiterOptions = {}): Limiter {
     slotTtlMs: options.slotTtlMs ?? DEFAULT_SLOT_TTL_MS,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     onError,
+    // Only the reason: no key id or key name reaches the log.
+    onAvailabilityChange: (available, cause) => {
+      if (available) options.log?.info('rate limits: Redis answers again; shared counters in use');
+      else
+        options.log?.warn("rate limits: Redis not answering; each process's own counters in use", {
+          reason: cause instanceof Error ? cause.message : String(cause),
+        });
+    },
+    probeIntervalMs: options.probeIntervalMs,
   });
   return {
     async acquire(keyId, policy) {
@@ -47,6 +61,7 @@ export function createLimiter(options: LimiterOptions = {}): Limiter {
       try {
         return await shared.acquire(keyId, policy);
       } catch (error) {
+        // The shared limiter now stands aside until Redis answers a PING: only this call waited.
         onError(error);
         return local.acquire(keyId, policy);
       }

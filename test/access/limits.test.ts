@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter } from '../../src/access/limits.js';
 import { type Admission, type LimitPolicy, type Limiter } from '../../src/access/limits-core.js';
 import { createMemoryLimiter } from '../../src/access/limits-memory.js';
+import { type PrivateRedis, redisServerInstalled, startPrivateRedis } from '../support/private-servers.js';
 
 /** The release of an admission, failing the test if it was refused. */
 function released(admission: Admission): () => Promise<void> {
@@ -187,6 +188,69 @@ describe('Redis limiter, Redis unreachable', () => {
     try {
       await expectLocalLimits(limiter);
     } finally {
+      await limiter.close();
+    }
+  });
+});
+
+describe.skipIf(!redisServerInstalled())('Redis limiter, Redis hung with its connection open', () => {
+  let redis: PrivateRedis;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+  });
+  afterAll(async () => {
+    redis.resume();
+    await redis.stop();
+  });
+
+  async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+    const until = Date.now() + 5_000;
+    while (!(await check())) {
+      if (Date.now() > until) throw new Error(`not within 5 s: ${what}`);
+      await sleep(50);
+    }
+  }
+
+  it('pays the timeout once, then uses its own counters; the calls that timed out take nothing when Redis wakes', { timeout: 20_000 }, async () => {
+    const logs: string[] = [];
+    const log = { info: (message: string) => logs.push(`info: ${message}`), warn: (message: string) => logs.push(`warn: ${message}`) };
+    const timeoutMs = 300;
+    const limiter = createLimiter({ redisUrl: redis.url, keyPrefix: 'hung:', timeoutMs, log, probeIntervalMs: 100 });
+    const inspect = new Redis(redis.url);
+    try {
+      // Connected: a call reaches Redis.
+      await eventually(async () => {
+        await released(await limiter.acquire('warm-up', { ratePerSecond: 1000, burst: 1000, maxInFlight: 1000 }))();
+        return (await inspect.exists('hung:{warm-up}:bucket')) === 1;
+      }, 'the limiter uses Redis');
+      const policy: LimitPolicy = { ratePerSecond: 0.001, burst: 5, maxInFlight: 100 };
+      await released(await limiter.acquire('k', policy))(); // 4 tokens left in Redis
+
+      redis.pause();
+      try {
+        // Sent before anyone knew: these wait for the timeout, then the process's own bucket of 5 admits them.
+        const first = await Promise.all(Array.from({ length: 5 }, () => limiter.acquire('k', policy)));
+        expect(okCount(first)).toBe(5);
+        await Promise.all(first.map((admission) => released(admission)()));
+        // From now on no call waits for Redis: the own bucket is empty and refuses at once.
+        for (let i = 0; i < 5; i++) {
+          const started = performance.now();
+          expect(refusal(await limiter.acquire('k', policy)).reason).toBe('rate');
+          expect(performance.now() - started).toBeLessThan(timeoutMs / 3);
+        }
+      } finally {
+        redis.resume();
+      }
+      await eventually(async () => logs.length === 2, 'the limiter is back on Redis');
+      expect(logs).toEqual([expect.stringMatching(/^warn: rate limits: Redis not answering/), expect.stringMatching(/^info: rate limits: Redis answers again/)]);
+      expect(logs.join()).not.toContain('{k}');
+
+      // The five scripts Redis ran late gave back what they took: the 4 tokens are still there.
+      expect(await inspect.zcard('hung:{k}:slots')).toBe(0);
+      const after = await Promise.all(Array.from({ length: 5 }, () => limiter.acquire('k', policy)));
+      expect(okCount(after)).toBe(4);
+    } finally {
+      inspect.disconnect();
       await limiter.close();
     }
   });

@@ -93,6 +93,10 @@ export interface PrivateRedis {
   start(): Promise<void>;
   /** Kills the server: clients see their connection reset, then refused. */
   stop(): Promise<void>;
+  /** SIGSTOP: a hung server, its connections still open and "ready", answering nothing. */
+  pause(): void;
+  /** SIGCONT: the paused server runs everything sent to it meanwhile. */
+  resume(): void;
 }
 
 export function redisServerInstalled(): boolean {
@@ -124,6 +128,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
         current.once('exit', () => resolve());
         current.kill('SIGKILL');
       }),
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
 }
 
