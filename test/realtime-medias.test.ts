@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import type { Logger } from '../src/observability/log.js';
 import { createAccount, issueKey } from '../src/store/accounts.js';
 import type { CircuitBreakerOptions } from '../src/upstreams/circuit-breaker.js';
+import { createUpstreamHttp } from '../src/upstreams/http.js';
 import { createInstagramClient, type InstagramClient } from '../src/upstreams/instagram/client.js';
 import {
   INSTAGRAM_SIM_USERS,
@@ -256,6 +257,38 @@ describe('realtime media list over REST', () => {
     const ids = responses.map((r) => JSON.stringify(r.body.data.medias.map((m: { media_id: string }) => m.media_id)));
     expect(new Set(ids).size).toBe(1);
     expect(await remaining(own)).toBe(5_000 - 10 * 100);
+  });
+
+  it('callers that leave while the platform hangs are refunded at once; the shared platform call is cut off when the last one leaves', async () => {
+    const own = await app.newKey({ plan: 'pro', quota: 5_000, ratePerSecond: 10_000 });
+    const outcomes: string[] = [];
+    const client = createInstagramClient({ baseUrl: sim.url, timeoutMs: 30_000, http: createUpstreamHttp({ observe: (_, outcome) => outcomes.push(outcome) }) });
+    app.services.instagram = client;
+    const hangs = url({ user_id: INSTAGRAM_SIM_USERS.hangs });
+    const leave = [new AbortController(), new AbortController()];
+    const calls = leave.map((controller) =>
+      Promise.resolve(app.server.fetch(`http://test${hangs}`, { headers: { authorization: own }, signal: controller.signal })).catch((error: Error) => error.name),
+    );
+    for (let waited = 0; sim.requestCount(feedPath(INSTAGRAM_SIM_USERS.hangs)) === 0 && waited < 5_000; waited += 20) await sleep(20);
+    expect(sim.requestCount(feedPath(INSTAGRAM_SIM_USERS.hangs))).toBe(1);
+    expect(await remaining(own)).toBe(5_000 - 2 * 100);
+
+    // One leaves: refunded, while the other still waits on the one platform call.
+    leave[0].abort();
+    await calls[0];
+    await sleep(200);
+    expect(outcomes).toEqual([]);
+    expect(await remaining(own)).toBe(5_000 - 100);
+
+    // The last one leaves: the platform call is cut off now, not at its 30 s timeout.
+    leave[1].abort();
+    await calls[1];
+    for (let waited = 0; outcomes.length === 0 && waited < 2_000; waited += 20) await sleep(20);
+    expect(outcomes).toEqual(['cancelled']);
+    expect(await remaining(own)).toBe(5_000);
+    // A call cut off by its callers says nothing about the account or the platform.
+    expect(client.cachedFailures).toBe(0);
+    expect(client.breakerState).toBe('closed');
   });
 
   it('one caller retrying an account the upstream fails on does not switch realtime off for anyone else', async () => {

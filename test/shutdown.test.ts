@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, issueKey } from '../src/store/accounts.js';
+import { INSTAGRAM_SIM_USERS, type InstagramSimulator, startInstagramSimulator } from '../src/upstreams/instagram/simulator.js';
 import { loadCatalog } from './support/catalog.js';
 import { freePort } from './support/private-servers.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
@@ -20,6 +21,22 @@ interface Answer {
   status: number;
   body: string;
   headers: Record<string, string | string[] | undefined>;
+}
+
+/** One GET of a realtime page on a fresh connection. */
+function getRealtime(url: string, key: string, userId: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const path = `/api/v1/instagram/realtime/user/medias?user_id=${userId}`;
+    const req = httpRequest(`${url}${path}`, { agent: false, headers: { authorization: key } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /**
@@ -151,6 +168,30 @@ describe.skipIf(!postgres)('graceful shutdown', () => {
       expect(await used()).toBe(before);
     } finally {
       await locker.end();
+    }
+  });
+
+  it('answers a realtime call still waiting on the photo platform 503 past the grace, refunded, and exits without waiting for the platform', { timeout: 60_000 }, async () => {
+    const sim: InstagramSimulator = await startInstagramSimulator();
+    try {
+      const used = async () => Number((await store.db.selectFrom('accounts').select('quota_used').where('id', '=', accountId).executeTakeFirstOrThrow()).quota_used);
+      const hurried = await start({ SHUTDOWN_GRACE_MS: '500', INSTAGRAM_UPSTREAM_URL: sim.url, UPSTREAM_TIMEOUT_MS: '30000' });
+      const before = await used();
+      const cut = getRealtime(hurried.url, key, INSTAGRAM_SIM_USERS.hangs);
+      for (let waited = 0; sim.requestCount() === 0 && waited < 5_000; waited += 20) await sleep(20);
+      const stoppedAt = performance.now();
+      const exiting = hurried.stop();
+      const answer = await cut;
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, code: 503 });
+      expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+      expect(performance.now() - stoppedAt).toBeLessThan(2_000);
+      expect(await exiting).toBe(0);
+      expect(performance.now() - stoppedAt).toBeLessThan(5_000);
+      expect(hurried.output()).toMatch(/"route":"realtime[^"]*","status":503/);
+      expect(await used()).toBe(before);
+    } finally {
+      await sim.close();
     }
   });
 });

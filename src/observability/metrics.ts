@@ -7,7 +7,7 @@ import type { UpstreamName } from '../upstreams/errors.js';
 // Prometheus metrics of one app: its own registry, so two apps in one process (tests) do not
 // share counters. Labels stay bounded: the endpoint is a route id, never a raw path or an account.
 
-export type UpstreamOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network';
+export type UpstreamOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'cancelled';
 
 export interface Metrics {
   registry: Registry;

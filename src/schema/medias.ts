@@ -52,11 +52,12 @@ function writeThrough(services: Services, page: UserMediaPage): Promise<void> {
   return write;
 }
 
-async function fetchPage(services: Services, userId: string, offset: string): Promise<UserMediaPage> {
+/** `signal` is the request's work signal: a client that left, or a shutdown past its grace, stops the wait. */
+async function fetchPage(services: Services, userId: string, offset: string, signal: AbortSignal | undefined): Promise<UserMediaPage> {
   const client = services.instagram;
   if (!client) throw new ApiError('UPSTREAM_UNAVAILABLE', 'upstream unavailable');
   try {
-    return await client.fetchUserMedias(userId, offset);
+    return await client.fetchUserMedias(userId, offset, signal);
   } catch (error) {
     if (error instanceof UpstreamNotFoundError) throw new ApiError('NOT_FOUND', 'Not Found: no such account on the platform');
     if (error instanceof UpstreamUnavailableError) {
@@ -88,7 +89,7 @@ builder.queryField('realtimeMedias', (t) =>
       const cursor = args.offset ? offsets.open(args.userId, args.offset) : '';
       if (cursor === null) throw ApiError.badRequest([{ field: 'offset', message: 'is not an offset this service returned for this account' }]);
       await ctx.access.reserve('realtime.medias', info.path.key as string);
-      const page = await fetchPage(ctx.services, args.userId, cursor);
+      const page = await fetchPage(ctx.services, args.userId, cursor, ctx.access.signal);
       // Part of the work, not a side effect: if the page cannot be kept, the call fails (500) and
       // the pipeline refunds it, rather than charging for data the database silently lacks.
       await writeThrough(ctx.services, page);

@@ -1,4 +1,4 @@
-import { UpstreamUnavailableError, type UpstreamName } from './errors.js';
+import { UpstreamCallCancelledError, UpstreamUnavailableError, type UpstreamName } from './errors.js';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
@@ -92,6 +92,8 @@ export class CircuitBreaker {
       this.#record(key, 'success', isTrial);
       return result;
     } catch (error) {
+      // Cut off by its caller: no answer, so nothing learnt about the key or the upstream.
+      if (error instanceof UpstreamCallCancelledError) throw error;
       this.#record(key, this.#isFailure(error) ? 'failure' : 'neutral', isTrial);
       throw error;
     } finally {

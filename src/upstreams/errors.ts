@@ -36,3 +36,18 @@ export class UpstreamUnavailableError extends Error {
     super(`${upstream} upstream unavailable (${reason}): ${detail}`, options);
   }
 }
+
+/**
+ * Whoever waited for the call stopped waiting (its client left, the server is stopping), so it was
+ * cut off: it says nothing about the upstream. Named AbortError, as work ended that way is (a 503).
+ */
+export class UpstreamCallCancelledError extends Error {
+  override readonly name = 'AbortError';
+
+  constructor(
+    readonly upstream: UpstreamName,
+    options?: { cause?: unknown },
+  ) {
+    super(`${upstream} upstream call cancelled by its caller`, options);
+  }
+}

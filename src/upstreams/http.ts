@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import type { z } from 'zod';
-import { UpstreamUnavailableError, type UpstreamName } from './errors.js';
+import { UpstreamCallCancelledError, UpstreamUnavailableError, type UpstreamName } from './errors.js';
 
 export interface UpstreamResponse {
   status: number;
@@ -14,12 +14,19 @@ export interface UpstreamResponse {
  * must not linger on an upstream's idle sockets, nor cut its in-flight calls off mid-answer).
  */
 export interface UpstreamHttp {
-  get(upstream: UpstreamName, url: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<UpstreamResponse>;
+  get(upstream: UpstreamName, url: string, options: UpstreamGetOptions): Promise<UpstreamResponse>;
   /** Lets in-flight calls finish, then closes every socket. */
   close(): Promise<void>;
 }
 
-export type UpstreamObserver = (upstream: UpstreamName, outcome: 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network', seconds: number) => void;
+export interface UpstreamGetOptions {
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  /** Cuts the call off when whoever waits for it stops waiting. */
+  signal?: AbortSignal;
+}
+
+export type UpstreamObserver = (upstream: UpstreamName, outcome: 'ok' | 'client_error' | 'server_error' | 'timeout' | 'network' | 'cancelled', seconds: number) => void;
 
 export function createUpstreamHttp(options: { observe?: UpstreamObserver } = {}): UpstreamHttp {
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
@@ -28,9 +35,12 @@ export function createUpstreamHttp(options: { observe?: UpstreamObserver } = {})
     /**
      * One GET with a deadline covering the body as well as the headers, so an upstream that stalls
      * mid-body cannot hold a request open. Timeouts and network errors become
-     * UpstreamUnavailableError; statuses are left to the caller.
+     * UpstreamUnavailableError, the caller's abort UpstreamCallCancelledError; statuses are left
+     * to the caller.
      */
     async get(upstream, url, options) {
+      const { signal } = options;
+      if (signal?.aborted) throw new UpstreamCallCancelledError(upstream);
       const controller = new AbortController();
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
@@ -39,6 +49,8 @@ export function createUpstreamHttp(options: { observe?: UpstreamObserver } = {})
         timedOut = true;
         controller.abort();
       }, options.timeoutMs);
+      const cancel = () => controller.abort();
+      signal?.addEventListener('abort', cancel, { once: true });
       try {
         const response = await request(url, { method: 'GET', headers: options.headers, signal: controller.signal, dispatcher: agent });
         const headers = new Headers();
@@ -55,13 +67,16 @@ export function createUpstreamHttp(options: { observe?: UpstreamObserver } = {})
         observe(upstream, 'ok', seconds());
         return { status: response.statusCode, headers, text };
       } catch (error) {
-        observe(upstream, timedOut ? 'timeout' : 'network', seconds());
+        const cancelled = !timedOut && signal?.aborted === true;
+        observe(upstream, timedOut ? 'timeout' : cancelled ? 'cancelled' : 'network', seconds());
+        if (cancelled) throw new UpstreamCallCancelledError(upstream, { cause: error });
         if (timedOut) {
           throw new UpstreamUnavailableError(upstream, 'timeout', `no answer within ${options.timeoutMs} ms`, { cause: error });
         }
         throw new UpstreamUnavailableError(upstream, 'network', 'request failed', { cause: error });
       } finally {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', cancel);
       }
     },
     close: () => agent.close(),

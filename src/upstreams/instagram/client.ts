@@ -38,8 +38,10 @@ export interface InstagramClient {
    * @throws UpstreamNotFoundError when the platform has no such public account, or the id is not all digits
    * @throws UpstreamUnavailableError on a timeout, a network error, a non-404 error status (a 4xx
    *   other than 429 with reason 'rejected'), a malformed body, or while the circuit is open
+   * @throws the signal's reason once `signal` aborts; the platform call is cut off when no other
+   *   caller of the same page waits for it
    */
-  fetchUserMedias(userId: string, offset?: string): Promise<UserMediaPage>;
+  fetchUserMedias(userId: string, offset?: string, signal?: AbortSignal): Promise<UserMediaPage>;
   readonly breakerState: BreakerState;
   /** Accounts failing fast for now (bounded). */
   readonly cachedFailures: number;
@@ -57,9 +59,9 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker, ht
   });
   const inFlight = new SingleFlight<UserMediaPage>();
 
-  async function requestPage(userId: string, offset: string): Promise<UserMediaPage> {
+  async function requestPage(userId: string, offset: string, signal: AbortSignal): Promise<UserMediaPage> {
     const query = offset === '' ? '' : `?${new URLSearchParams({ max_id: offset })}`;
-    const response = await http.get('instagram', `${feedBase}${userId}/${query}`, { timeoutMs });
+    const response = await http.get('instagram', `${feedBase}${userId}/${query}`, { timeoutMs, signal });
     if (response.status === 404) throw new UpstreamNotFoundError('instagram');
     if (response.status === 429) throw new UpstreamUnavailableError('instagram', 'rate-limited', 'answered 429');
     if (response.status >= 400 && response.status < 500) {
@@ -73,13 +75,14 @@ export function createInstagramClient({ baseUrl, timeoutMs = 10_000, breaker, ht
   }
 
   return {
-    async fetchUserMedias(userId, offset = '') {
+    async fetchUserMedias(userId, offset = '', signal) {
       // The platform's account ids are digits; anything else names no account and must not be
       // spliced into the upstream path ("..", say).
       if (!/^\d+$/.test(userId)) throw new UpstreamNotFoundError('instagram');
       // Single flight outside the breaker: a burst of identical calls is one upstream call and,
-      // if it fails, one failure. The breaker keys failures by account.
-      return inFlight.run(JSON.stringify([userId, offset]), () => circuit.run(userId, () => requestPage(userId, offset)));
+      // if it fails, one failure. The breaker keys failures by account. The call is cut off only
+      // once every caller sharing it has gone.
+      return inFlight.run(JSON.stringify([userId, offset]), (shared) => circuit.run(userId, () => requestPage(userId, offset, shared)), signal);
     },
     get breakerState() {
       return circuit.state;
