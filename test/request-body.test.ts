@@ -121,3 +121,22 @@ describe('request bodies without a Content-Length', () => {
     expect(scalar.status).toBe(400);
   });
 });
+
+// How a body is sent (media type, charset, content coding), as both doors read it: REST answers
+// the contract's 400 naming the header, /graphql a 415.
+describe('the way a request body is sent', () => {
+  it('reads a media type in any case as the same type on both doors (RFC 9110)', async () => {
+    const headers = { 'content-type': 'APPLICATION/JSON; Charset=UTF-8', accept: 'application/json', authorization: key };
+    const graphql = await app.server.fetch('http://test/graphql', { method: 'POST', headers, body: '{"query": "{ viewer { plan } }"}' });
+    expect(graphql.status).toBe(200);
+    expect((await graphql.json()).data).toEqual({ viewer: { plan: 'pro' } });
+    const graphqlString = await app.server.fetch('http://test/graphql', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'Application/GraphQL' },
+      body: '{ viewer { plan } }',
+    });
+    expect(graphqlString.status).toBe(200);
+    const rest = await app.server.fetch('http://test/api/v1/search/twitter/user', { method: 'POST', headers, body: '{"page_size": 1}' });
+    expect(rest.status).toBe(200);
+  });
+});

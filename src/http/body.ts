@@ -5,6 +5,11 @@
 // answer. (yoga's own limit piped every body through a stream transform, whose teardown made an
 // AbortError with a stack trace on every request.)
 
+/** The Content-Type's media type without its parameters, lowercase: media types are case-insensitive (RFC 9110 §8.3.1). */
+export function mediaType(headers: Headers): string {
+  return (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+}
+
 /** The body as UTF-8 text, or null when it is larger than `maxBytes`. */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string | null> {
   const declared = request.headers.get('content-length');

@@ -24,6 +24,7 @@ import {
   MAX_DOCUMENT_NESTING,
   MAX_DOCUMENT_TOKENS,
 } from '../schema/limits.js';
+import { mediaType } from './body.js';
 import { usePersistedOperations } from './persisted.js';
 import { boundExceeded, type OperationPrice, priceOperation } from '../schema/price.js';
 import type { Services } from '../services.js';
@@ -362,6 +363,15 @@ const badRequest = (message: string, status = 400) => new GraphQLError(message, 
  */
 function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
   return {
+  // yoga picks its parser by the media type's exact lowercase spelling; the type is case-insensitive
+  // (RFC 9110), so `APPLICATION/JSON` is handed on as `application/json`.
+  onRequest({ request }) {
+    const contentType = request.headers.get('content-type');
+    if (contentType === null) return;
+    const type = mediaType(request.headers);
+    const canonical = contentType.replace(/^[^;]*/, type);
+    if (canonical !== contentType) request.headers.set('content-type', canonical);
+  },
   onRequestParse({ request, requestParser, setRequestParser, serverContext }) {
     if (request.method !== 'POST') return;
     // yoga answers a body type it has no parser for with a bare 415: ours says what it takes.
@@ -376,7 +386,7 @@ function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
     setRequestParser(async (request) => {
         const text = await scope.readBody();
         if (text === null) throw badRequest(`request body must not exceed ${maxBytes} bytes`, 413);
-        const type = (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+        const type = mediaType(request.headers);
         if (type !== 'application/json' && type !== 'application/graphql+json') {
           return chosen(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
         }

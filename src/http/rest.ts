@@ -9,6 +9,7 @@ import { createContext } from '../schema/context.js';
 import { toClientError } from '../schema/errors.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services.js';
+import { mediaType } from './body.js';
 import type { RequestScope } from './scope.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
@@ -72,8 +73,7 @@ function asApiError(services: Services, error: unknown): ApiError {
 
 async function readInput(scope: RequestScope, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
   if (route.method === 'GET') return queryParameters(scope.url.searchParams);
-  const contentType = scope.request.headers.get('content-type') ?? '';
-  if (contentType.split(';')[0].trim().toLowerCase() !== 'application/json') {
+  if (mediaType(scope.request.headers) !== 'application/json') {
     throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
   }
   const text = await scope.readBody();
