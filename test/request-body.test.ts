@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { gzipSync } from 'node:zlib';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,5 +139,31 @@ describe('the way a request body is sent', () => {
     expect(graphqlString.status).toBe(200);
     const rest = await app.server.fetch('http://test/api/v1/search/twitter/user', { method: 'POST', headers, body: '{"page_size": 1}' });
     expect(rest.status).toBe(200);
+  });
+
+  it('refuses a body under any content coding but identity: it is not decoded', async () => {
+    const post = (path: string, contentEncoding: string, body: string | Uint8Array) =>
+      app.server.fetch(`http://test${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': contentEncoding, accept: 'application/json', authorization: key },
+        body,
+      });
+    const query = '{"query": "{ viewer { plan } }"}';
+    // A header that lies (br over a plain body) is refused as well: the body is not what it says.
+    for (const [contentEncoding, body] of [['gzip', gzipSync(query)], ['DEFLATE', query], ['br', query], ['identity, gzip', query]] as const) {
+      const graphql = await post('/graphql', contentEncoding, body);
+      expect(graphql.status, contentEncoding).toBe(415);
+      const { errors } = await graphql.json();
+      expect(errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', fields: [{ field: 'Content-Encoding' }] } });
+      const rest = await post('/api/v1/search/twitter/user', contentEncoding, body === query ? '{}' : gzipSync('{}'));
+      expect(rest.status, contentEncoding).toBe(400);
+      expect(await rest.json()).toEqual({
+        success: false,
+        code: 400,
+        message: 'Bad Request',
+        errors: [{ field: 'Content-Encoding', message: expect.stringContaining('identity') }],
+      });
+    }
+    for (const path of ['/graphql', '/api/v1/search/twitter/user']) expect((await post(path, 'Identity', path === '/graphql' ? query : '{}')).status).toBe(200);
   });
 });

@@ -5,9 +5,25 @@
 // answer. (yoga's own limit piped every body through a stream transform, whose teardown made an
 // AbortError with a stack trace on every request.)
 
+import type { FieldError } from '../domain/errors.js';
+
 /** The Content-Type's media type without its parameters, lowercase: media types are case-insensitive (RFC 9110 §8.3.1). */
 export function mediaType(headers: Headers): string {
   return (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/**
+ * What keeps a body from being read as it was sent, one error per header at fault (none: it can
+ * be). Bodies are read as they come: no content coding is decoded, so a compressed body (or one
+ * whose header lies) would otherwise pass for bad JSON.
+ */
+export function bodyEncodingErrors(headers: Headers): FieldError[] {
+  const errors: FieldError[] = [];
+  const codings = (headers.get('content-encoding') ?? '').split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.some((coding) => coding !== '' && coding !== 'identity')) {
+    errors.push({ field: 'Content-Encoding', message: 'must be identity (send the body uncompressed)' });
+  }
+  return errors;
 }
 
 /** The body as UTF-8 text, or null when it is larger than `maxBytes`. */

@@ -8,7 +8,7 @@ import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { assertAdmin, isAdminField } from '../access/admin.js';
 import type { KeylessBudget } from '../access/keyless-budget.js';
 import { DryRunReached } from '../access/pipeline.js';
-import { ApiError, isApiError, isErrorCode, statusOfCode } from '../domain/errors.js';
+import { ApiError, describeFields, isApiError, isErrorCode, statusOfCode } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { runCompiled } from '../schema/compiled.js';
 import { type Context, createContext } from '../schema/context.js';
@@ -24,7 +24,7 @@ import {
   MAX_DOCUMENT_NESTING,
   MAX_DOCUMENT_TOKENS,
 } from '../schema/limits.js';
-import { mediaType } from './body.js';
+import { bodyEncodingErrors, mediaType } from './body.js';
 import { usePersistedOperations } from './persisted.js';
 import { boundExceeded, type OperationPrice, priceOperation } from '../schema/price.js';
 import type { Services } from '../services.js';
@@ -374,6 +374,15 @@ function useBoundedBody(maxBytes: number): Plugin<{}, ScopeContext> {
   },
   onRequestParse({ request, requestParser, setRequestParser, serverContext }) {
     if (request.method !== 'POST') return;
+    const encodingErrors = bodyEncodingErrors(request.headers);
+    if (encodingErrors.length > 0) {
+      setRequestParser(() => {
+        throw new GraphQLError(`Unsupported Media Type: ${describeFields(encodingErrors)}`, {
+          extensions: { code: 'BAD_REQUEST', fields: encodingErrors, http: { status: 415 } },
+        });
+      });
+      return;
+    }
     // yoga answers a body type it has no parser for with a bare 415: ours says what it takes.
     if (!requestParser) {
       setRequestParser(() => {

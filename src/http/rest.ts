@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCode, type FieldError, isApiError } from '../domain/errors.js';
+import { ApiError, type ErrorCode, type FieldError, isApiError, onePerField } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { decodeRestInput, restFieldErrors } from '../rest/codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from '../rest/envelope.js';
@@ -9,7 +9,7 @@ import { createContext } from '../schema/context.js';
 import { toClientError } from '../schema/errors.js';
 import { schema } from '../schema/index.js';
 import type { Services } from '../services.js';
-import { mediaType } from './body.js';
+import { bodyEncodingErrors, mediaType } from './body.js';
 import type { RequestScope } from './scope.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
@@ -73,9 +73,10 @@ function asApiError(services: Services, error: unknown): ApiError {
 
 async function readInput(scope: RequestScope, route: RestRoute, maxBytes: number): Promise<Record<string, unknown>> {
   if (route.method === 'GET') return queryParameters(scope.url.searchParams);
-  if (mediaType(scope.request.headers) !== 'application/json') {
-    throw ApiError.badRequest([{ field: 'Content-Type', message: 'must be application/json' }]);
-  }
+  const { headers } = scope.request;
+  const typeErrors = mediaType(headers) === 'application/json' ? [] : [{ field: 'Content-Type', message: 'must be application/json' }];
+  const headerErrors = onePerField([...typeErrors, ...bodyEncodingErrors(headers)]);
+  if (headerErrors.length > 0) throw ApiError.badRequest(headerErrors);
   const text = await scope.readBody();
   if (text === null) throw ApiError.badRequest([{ field: 'body', message: `must not exceed ${maxBytes} bytes` }]);
   if (text.trim() === '') return {};
