@@ -166,4 +166,22 @@ describe('the way a request body is sent', () => {
     }
     for (const path of ['/graphql', '/api/v1/search/twitter/user']) expect((await post(path, 'Identity', path === '/graphql' ? query : '{}')).status).toBe(200);
   });
+
+  it('refuses a charset other than UTF-8, the one JSON is exchanged in (RFC 8259)', async () => {
+    const post = (path: string, contentType: string, body: string | Uint8Array) =>
+      app.server.fetch(`http://test${path}`, { method: 'POST', headers: { 'content-type': contentType, accept: 'application/json', authorization: key }, body });
+    const query = '{"query": "{ viewer { plan } }"}';
+    const utf16 = (text: string) => new Uint8Array(Buffer.from(text, 'utf16le'));
+    for (const contentType of ['application/json; charset=utf-16', 'application/json; charset="UTF-16LE"', 'application/json;charset=latin1']) {
+      const graphql = await post('/graphql', contentType, utf16(query));
+      expect(graphql.status, contentType).toBe(415);
+      expect((await graphql.json()).errors[0]).toMatchObject({ extensions: { code: 'BAD_REQUEST', fields: [{ field: 'Content-Type' }] } });
+      const rest = await post('/api/v1/search/twitter/user', contentType, utf16('{}'));
+      expect(rest.status, contentType).toBe(400);
+      expect((await rest.json()).errors).toEqual([{ field: 'Content-Type', message: expect.stringContaining('utf-8') }]);
+    }
+    for (const contentType of ['application/json; charset=UTF-8', 'application/json; charset="utf8"', 'application/json; boundary=x']) {
+      expect((await post('/graphql', contentType, query)).status, contentType).toBe(200);
+    }
+  });
 });

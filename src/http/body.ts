@@ -1,4 +1,5 @@
-// A request body read with a byte limit, for both doors (REST and GraphQL). A body sent without a
+// A request body, for both doors (REST and GraphQL): whether it was sent in a form we read (media
+// type, charset, content coding), and its text read with a byte limit. A body sent without a
 // Content-Length (chunked) is read chunk by chunk and refused as soon as it passes the limit: it is
 // never buffered whole. The rest of a refused body is read and dropped in the background rather
 // than cancelled: cancelling destroys the socket, and the client would get a reset instead of the
@@ -12,10 +13,22 @@ export function mediaType(headers: Headers): string {
   return (headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
 }
 
+/** The Content-Type's `charset` parameter, lowercase and unquoted, or null when it has none. */
+function charset(headers: Headers): string | null {
+  for (const parameter of (headers.get('content-type') ?? '').split(';').slice(1)) {
+    const equals = parameter.indexOf('=');
+    if (equals === -1) continue;
+    if (parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
+    return parameter.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return null;
+}
+
 /**
  * What keeps a body from being read as it was sent, one error per header at fault (none: it can
- * be). Bodies are read as they come: no content coding is decoded, so a compressed body (or one
- * whose header lies) would otherwise pass for bad JSON.
+ * be). Bodies are read as they come, as UTF-8 (JSON's one encoding between systems, RFC 8259): no
+ * content coding is decoded and no other charset, so such a body would otherwise pass for bad
+ * JSON, or for other text.
  */
 export function bodyEncodingErrors(headers: Headers): FieldError[] {
   const errors: FieldError[] = [];
@@ -23,6 +36,8 @@ export function bodyEncodingErrors(headers: Headers): FieldError[] {
   if (codings.some((coding) => coding !== '' && coding !== 'identity')) {
     errors.push({ field: 'Content-Encoding', message: 'must be identity (send the body uncompressed)' });
   }
+  const declared = charset(headers);
+  if (declared !== null && declared !== 'utf-8' && declared !== 'utf8') errors.push({ field: 'Content-Type', message: 'charset must be utf-8' });
   return errors;
 }
 
