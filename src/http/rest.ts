@@ -33,7 +33,8 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
   const isPing = url.pathname === '/api/ping';
   const route = routesByPath.get(url.pathname);
   // Step 1: an unknown path, or a known one with the wrong method, is 404 before anything else.
-  if (isPing ? request.method !== 'GET' : !route || route.method !== request.method) {
+  // HEAD is GET on the free ping only: on a metered route it would charge for an answer without a body.
+  if (isPing ? request.method !== 'GET' && request.method !== 'HEAD' : !route || route.method !== request.method) {
     return errorResponse(notFound());
   }
 

@@ -108,6 +108,12 @@ describe('quota (403) and costs', () => {
     expect(ping.body).toMatchObject({ success: true, code: 200, message: 'pong' });
     expect(new Date(ping.body.data.time).toISOString()).toBe(ping.body.data.time);
     expect(remaining(ping.headers)).toBe(800);
+    // HEAD is GET on a free path (docs/decisions.md): a client may check its key and quota so.
+    const head = await app.server.fetch('http://test/api/ping', { method: 'HEAD', headers: { authorization: key } });
+    expect(head.status).toBe(200);
+    expect(remaining(head.headers)).toBe(800);
+    expect(head.headers.get('x-quota-cost')).toBe('0');
+    expect((await app.server.fetch('http://test/api/ping', { method: 'HEAD' })).status).toBe(401);
     const both = await app.graphql('{ creators(first: 1) { totalCount } videos(first: 1) { totalCount } }', {}, key);
     expect(remaining(both.headers)).toBe(600);
     const viewer = await app.graphql('{ viewer { plan quotaAllowance quotaUsed quotaRemaining } }', {}, key);
