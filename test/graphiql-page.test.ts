@@ -49,4 +49,17 @@ describe('the GraphiQL page', () => {
     expect(again.status).toBe(304);
     expect(await again.text()).toBe('');
   });
+
+  it('answers HEAD as GET for the page, and never runs an operation for a HEAD', async () => {
+    const page = await app.server.fetch('http://test/graphql', { method: 'HEAD', headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const key = await app.newKey({ plan: 'pro', quota: 1000 });
+    const query = await app.server.fetch(`http://test/graphql?query=${encodeURIComponent('{ creators(first: 1) { totalCount } }')}`, {
+      method: 'HEAD',
+      headers: { accept: 'application/json', authorization: key },
+    });
+    expect(query.status).toBe(405);
+    expect((await app.graphql('{ viewer { quotaRemaining } }', {}, key)).body.data.viewer.quotaRemaining).toBe(1000);
+  });
 });

@@ -17,7 +17,7 @@ const routeByPath = new Map(restRoutes.map((route) => [route.path, route.endpoin
 /** A bounded label for a request: its endpoint id, or what else it asked for. */
 export function routeOf(url: URL, method: string): string {
   const path = url.pathname;
-  if (path === '/graphql') return method === 'GET' && !url.searchParams.has('query') ? 'graphiql' : 'graphql';
+  if (path === '/graphql') return (method === 'GET' || method === 'HEAD') && !url.searchParams.has('query') ? 'graphiql' : 'graphql';
   if (path === '/api/ping') return 'ping';
   if (path === OPENAPI_PATH) return 'openapi';
   if (path === '/docs' || path.startsWith('/docs/')) return 'docs';
