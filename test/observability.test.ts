@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/observability/log.js';
 import { createTestApp, type TestApp } from './support/app.js';
@@ -53,6 +56,34 @@ describe('request logs', () => {
     expect(logged[2].accountId).toBeUndefined();
     expect(JSON.stringify(lines)).not.toContain(key);
     expect(JSON.stringify(lines)).not.toContain(key.slice(4));
+  });
+
+  it('logs and counts a request whose client left as 499, not as the 503 no one received', async () => {
+    const server = createServer(app.server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      lines.length = 0;
+      for (const path of ['/api/v1/search/twitter/user', '/graphql']) {
+        const outgoing = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', authorization: key } });
+        outgoing.on('error', () => {});
+        // Half a body, then gone: the door is waiting for the rest.
+        outgoing.write('{"page": ');
+        await sleep(100);
+        outgoing.destroy();
+      }
+      for (let waited = 0; requestLines().length < 2 && waited < 5_000; waited += 50) await sleep(50);
+      expect(requestLines().map((line) => [line.route, line.status, line.units])).toEqual([
+        ['search.creators', 499, 0],
+        ['graphql', 499, 0],
+      ]);
+      const text = await app.services.metrics.registry.metrics();
+      expect(text).toMatch(/http_requests_total\{endpoint="search\.creators",status="499"\} 1/);
+      expect(text).not.toMatch(/http_requests_total\{[^}]*status="503"\}/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('replaces a request id that is not a short token, so a client cannot inject into the log', async () => {

@@ -68,7 +68,9 @@ export class RequestScope {
       if (remaining !== null) response.headers.set('x-quota-remaining', String(remaining));
     }
     const route = this.#telemetry.route;
-    services.metrics.request(route, response.status, seconds);
+    // A client that left is sent nothing: its 503 would count as our failure. nginx's 499 says who left.
+    const status = this.request.signal.aborted ? CLIENT_CLOSED_REQUEST : response.status;
+    services.metrics.request(route, status, seconds);
     if (route === 'healthz' || route === 'readyz' || route === 'metrics') return response;
     const charged = access.charged();
     for (const { endpoint, units } of charged) services.metrics.charged(endpoint, units);
@@ -76,7 +78,7 @@ export class RequestScope {
       requestId: this.#telemetry.id,
       method: this.request.method,
       route,
-      status: response.status,
+      status,
       durationMs: Math.round(seconds * 10_000) / 10,
       accountId: access.caller?.accountId,
       units: access.chargedUnits(),
@@ -84,6 +86,9 @@ export class RequestScope {
     return response;
   }
 }
+
+/** The status logged and counted for a request whose client went away before its answer (nginx's "client closed request"). */
+const CLIENT_CLOSED_REQUEST = 499;
 
 /** What the front door hands yoga with each request. */
 export interface ScopeContext {
