@@ -77,6 +77,8 @@ describe('request logs', () => {
         ['search.creators', 499, 0],
         ['graphql', 499, 0],
       ]);
+      // Nor is a body cut short a database outage.
+      expect(lines.filter((line) => line.level !== 'info')).toEqual([]);
       const text = await app.services.metrics.registry.metrics();
       expect(text).toMatch(/http_requests_total\{endpoint="search\.creators",status="499"\} 1/);
       expect(text).not.toMatch(/http_requests_total\{[^}]*status="503"\}/);

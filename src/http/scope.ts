@@ -39,8 +39,15 @@ export class RequestScope {
   }
 
   /** The body as text within MAX_BODY_BYTES, or null when it is larger. */
-  readBody(): Promise<string | null> {
-    return readBodyText(this.request, this.services.config.maxBodyBytes);
+  async readBody(): Promise<string | null> {
+    try {
+      return await readBodyText(this.request, this.services.config.maxBodyBytes);
+    } catch (error) {
+      // A body cut short by a client that left ends like any work whose client left: its socket's
+      // ECONNRESET would otherwise read as a database outage.
+      if (this.signal.aborted) throw this.signal.reason;
+      throw error;
+    }
   }
 
   /** The databases as this request's work uses them: its statements are cancelled on the server if the client leaves. */
