@@ -484,6 +484,8 @@ export function createGraphQLDoor(services: Services) {
     schema: services.config.adminToken ? adminSchema : schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // The front door answers CORS for both doors (cors.ts): yoga's would echo any origin with credentials.
+    cors: false,
     // useBoundedBody below reads bodies with our limit instead.
     maxRequestBodySize: false,
     // GraphiQL is served by `page`, from the package itself: yoga's default page loads its assets from a CDN.

@@ -13,6 +13,12 @@ import { bodyEncodingErrors, mediaType } from './body.js';
 import type { RequestScope } from './scope.js';
 
 const routesByPath = new Map<string, RestRoute>(restRoutes.map((route) => [route.path, route]));
+const PING_PATH = '/api/ping';
+
+/** Whether a path is an endpoint of the REST door: one of the contract's routes or the ping. */
+export function isRestEndpoint(path: string): boolean {
+  return path === PING_PATH || routesByPath.has(path);
+}
 
 // Each route's operation compiled once (src/schema/compiled.ts): no parse, no validation and no
 // generic execution walk per request; and its rendering derived once (src/rest/render.ts).
@@ -30,7 +36,7 @@ const renderers = new Map(
  */
 export async function handleRest(services: Services, scope: RequestScope): Promise<Response> {
   const { request, url } = scope;
-  const isPing = url.pathname === '/api/ping';
+  const isPing = url.pathname === PING_PATH;
   const route = routesByPath.get(url.pathname);
   // Step 1: an unknown path, or a known one with the wrong method, is 404 before anything else.
   // HEAD is GET on the free ping only: on a metered route it would charge for an answer without a body.

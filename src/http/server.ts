@@ -6,8 +6,9 @@ import { errorReport } from '../observability/log.js';
 import { serveApiDescription } from '../rest/docs.js';
 import { errorBody, errorResponse, Response } from '../rest/envelope.js';
 import type { Services } from '../services.js';
+import { allowCrossOrigin, isCrossOriginPath, preflightResponse } from './cors.js';
 import { createGraphQLDoor } from './graphql.js';
-import { handleRest } from './rest.js';
+import { handleRest, isRestEndpoint } from './rest.js';
 import { RequestScope } from './scope.js';
 
 // The front door: every request gets one scope (scope.ts), is routed, and is finished with its
@@ -16,7 +17,7 @@ import { RequestScope } from './scope.js';
 //   /api/*                     REST: the contract's routes as persisted GraphQL operations (rest.ts)
 //   /graphql                   GraphQL and GraphiQL (graphql.ts, yoga)
 //   /healthz, /readyz          liveness and readiness (no key); /metrics behind the admin token
-// Anything else is a 404 in the contract's envelope.
+// Anything else is a 404 in the contract's envelope. Pages of any origin may call both doors (cors.ts).
 
 /** /readyz answers within this, database or not: a probe must not hang with the database. */
 const READY_TIMEOUT_MS = 2_000;
@@ -26,6 +27,8 @@ export function createFrontDoor(services: Services) {
 
   async function route(scope: RequestScope): Promise<Response> {
     const { request, url } = scope;
+    // A browser asks before a cross-origin call with a key; any other OPTIONS is a wrong method (404).
+    if (request.method === 'OPTIONS' && (url.pathname === '/graphql' || isRestEndpoint(url.pathname))) return preflightResponse();
     // Before the REST door, which answers 404 for any other /api path: no key, no quota.
     const description = serveApiDescription(request, url);
     if (description) return description;
@@ -47,6 +50,7 @@ export function createFrontDoor(services: Services) {
       errorReport(services.log).unexpected(error);
       response = errorResponse(internalError());
     }
+    if (isCrossOriginPath(scope.url.pathname)) allowCrossOrigin(response);
     return scope.finish(response);
   });
 }

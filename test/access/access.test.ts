@@ -242,3 +242,45 @@ describe('errors reveal nothing internal', () => {
     expect((await app.rest('/readyz', { key: null })).body).toEqual({ status: 'ok' });
   });
 });
+
+describe('calls from a browser on another origin (CORS)', () => {
+  const EVIL = 'https://evil.example';
+  const preflight = (path: string, method: string) =>
+    app.server.fetch(`http://test${path}`, {
+      method: 'OPTIONS',
+      headers: { origin: EVIL, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+    });
+
+  it('allows any origin without credentials: keys travel in Authorization, never in cookies', async () => {
+    for (const [path, method] of [
+      ['/graphql', 'POST'],
+      [CREATORS, 'POST'],
+      ['/api/v1/instagram/realtime/user/medias', 'GET'],
+      ['/api/ping', 'GET'],
+    ]) {
+      const answer = await preflight(path, method);
+      expect(answer.status, path).toBe(204);
+      expect(answer.headers.get('access-control-allow-origin'), path).toBe('*');
+      expect(answer.headers.get('access-control-allow-credentials'), path).toBeNull();
+      expect(answer.headers.get('access-control-allow-methods'), path).toContain(method);
+      const allowed = answer.headers.get('access-control-allow-headers')?.toLowerCase().split(/\s*,\s*/);
+      expect(allowed, path).toEqual(expect.arrayContaining(['authorization', 'content-type']));
+    }
+    expect((await preflight('/api/v1/nowhere', 'POST')).status).toBe(404);
+  });
+
+  it('lets the page read every answer and its quota headers, errors included', async () => {
+    const key = await app.newKey();
+    const headers = { origin: EVIL, authorization: key, 'content-type': 'application/json', accept: 'application/json' };
+    for (const answer of [
+      await app.server.fetch(`http://test${CREATORS}`, { method: 'POST', headers, body: '{}' }),
+      await app.server.fetch(`http://test${CREATORS}`, { method: 'POST', headers, body: '{' }),
+      await app.server.fetch('http://test/graphql', { method: 'POST', headers, body: '{"query": "{ viewer { plan } }"}' }),
+      await app.server.fetch('http://test/api/ping', { headers: { origin: EVIL } }),
+    ]) {
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+      expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
+      expect(answer.headers.get('access-control-expose-headers')?.toLowerCase()).toContain('x-quota-remaining');
+    }
+  });
+});
