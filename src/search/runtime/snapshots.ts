@@ -90,23 +90,24 @@ export async function writeSnapshot(
   };
   mkdirSync(join(path, '..'), { recursive: true });
   const temporary = `${path}.${process.pid}-${threadId}.partial`;
-  const fd = openSync(temporary, 'w');
   try {
-    const out = new SnapshotWriter(fd, SNAPSHOT_FORMAT);
-    out.value(meta);
-    creators.save(out);
-    videos.save(out);
-    const bytes = out.finish();
-    fsyncSync(fd);
-    closeSync(fd);
+    const fd = openSync(temporary, 'w');
+    let bytes: number;
+    // Closed exactly once, before the rename: a second close of the same number could close
+    // whatever the process (another thread's socket) opened under it since.
+    try {
+      const out = new SnapshotWriter(fd, SNAPSHOT_FORMAT);
+      out.value(meta);
+      creators.save(out);
+      videos.save(out);
+      bytes = out.finish();
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, path);
     return bytes;
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
-    }
     rmSync(temporary, { force: true });
     throw error;
   }
