@@ -1,10 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Logger } from '../src/observability/log.js';
+import { createSearch } from '../src/search/runtime/thread.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // The files around a search-index snapshot (src/search/runtime/snapshots.ts): the temporary file
@@ -47,5 +50,49 @@ describe('a snapshot write that fails at the rename', () => {
     // A second close of its descriptor: "File descriptor N closed but not opened in unmanaged mode".
     expect(warnings.filter((warning) => /descriptor/i.test(warning))).toEqual([]);
     expect(readdirSync(dir)).toEqual(['search-index.test.snapshot']);
+  });
+});
+
+/** A process that runs until killed: a writer still alive. */
+function liveProcess() {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  return { pid: child.pid!, stop: () => child.kill('SIGKILL') };
+}
+
+/** The pid of a process that has ended: a writer that died. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+
+describe('temporary snapshot files left by writers that died', () => {
+  it('are removed as a process starts its index; a live writer’s, and files not ours, are kept', { timeout: 30_000 }, async () => {
+    const dir = join(root, 'left-behind');
+    mkdirSync(dir, { recursive: true });
+    const writer = liveProcess();
+    try {
+      const dead = await deadPid();
+      const hoursAgo = (Date.now() - 2 * 3_600_000) / 1000;
+      const files = {
+        snapshot: 'search-index.db.snapshot',
+        killedWriter: `search-index.db.snapshot.${dead}-1.partial`,
+        killedPartition: `search-index.db.part2of3.snapshot.${dead}-4.partial`,
+        liveWriter: `search-index.db.snapshot.${writer.pid}-1.partial`,
+        // Its pid runs, but the file has not been written to for hours: the pid was reused.
+        reusedPid: `search-index.db.snapshot.${writer.pid}-2.partial`,
+        notOurs: `backup.${dead}-1.partial`,
+      };
+      for (const name of Object.values(files)) writeFileSync(join(dir, name), 'x');
+      utimesSync(join(dir, files.reusedPid), hoursAgo, hoursAgo);
+
+      const search = createSearch({ store, log: quiet, pollMs: 3_600_000, thread: false, snapshots: { dir, everyMs: 0 } });
+      expect(readdirSync(dir).sort()).toEqual([files.liveWriter, files.notOurs, files.snapshot].sort());
+      await search.stop();
+    } finally {
+      writer.stop();
+    }
   });
 });

@@ -408,7 +408,8 @@ function lockDirectory(directory: string): () => void {
   throw new StoreLockedError(`could not lock the embedded store in ${directory}`);
 }
 
-function processIsAlive(pid: number): boolean {
+/** Whether a process of this pid runs on this machine (EPERM: it does, as another user). */
+export function processIsAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -1,9 +1,10 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { changeFingerprint, type ChangeFingerprint, databaseName, type FeedPosition } from '../../store/changes.js';
+import { processIsAlive } from '../../store/connect.js';
 import type { Database } from '../../store/database.js';
 import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../primitives/snapshot-io.js';
 import { CreatorIndex } from '../tables/creators.js';
@@ -111,6 +112,46 @@ export async function writeSnapshot(
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/** A write's temporary file, as writeSnapshot names it: `<snapshot>.<pid>-<thread id>.partial`. */
+const PARTIAL_FILE = /^search-index\..+\.snapshot\.(\d+)-\d+\.partial$/;
+/** Untouched this long, a temporary file is no one's: a live writer writes to it every few seconds at most. */
+const STALE_PARTIAL_MS = 60 * 60_000;
+
+/**
+ * Removes from `dir` the temporary files of writes that never finished: a writer killed mid-write
+ * (SIGKILL, OOM, power loss) leaves one as large as a snapshot, and nothing else ever removes it.
+ * Called once as a process starts, before its index threads write. A file is stale when no process
+ * of its pid runs on this machine (its writer died), or when it has not been written to for an
+ * hour (its pid now belongs to another process, or its writer ran on another machine sharing the
+ * folder). The pid alone would keep a dead writer's file whose pid was reused; the age alone would
+ * keep a crash's file until an hour after it. Taking a live writer of another machine for dead (its
+ * pid free here) costs it that one write: its rename fails, it warns, and its next write succeeds.
+ * Returns the names removed.
+ */
+export function removeStalePartials(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return []; // No folder yet: nothing was ever written.
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const writer = PARTIAL_FILE.exec(name);
+    if (!writer) continue;
+    const path = join(dir, name);
+    try {
+      const { mtimeMs } = statSync(path);
+      if (processIsAlive(Number(writer[1])) && Date.now() - mtimeMs < STALE_PARTIAL_MS) continue;
+      rmSync(path, { force: true });
+      removed.push(name);
+    } catch {
+      // Gone already (its writer renamed it, another process removed it), or not ours to remove.
+    }
+  }
+  return removed;
 }
 
 /**

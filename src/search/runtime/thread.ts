@@ -12,7 +12,7 @@ import type { IndexPage, Search, SearchIndexStats, ServerRows } from '../types.j
 import { type RowChanges, SearchRows } from '../row-cache.js';
 import { PartitionedSearch } from './partitioned.js';
 import { LocalSearch } from './search-index.js';
-import type { SnapshotSettings } from './snapshots.js';
+import { removeStalePartials, type SnapshotSettings } from './snapshots.js';
 
 // The search index in a worker thread of its own (src/search/runtime/worker.ts). One event loop served
 // HTTP, GraphQL, the pipeline and the index, and was the limit at 16 connections while the
@@ -256,6 +256,9 @@ export function createSearch(options: {
   const rows: ServerRows = new SearchRows(options.rowCacheRows);
   const { pollMs, log, snapshots } = options;
   const partitions = options.partitions ?? 1;
+  // Before any thread of this process writes: the temporary files left now are dead writers'.
+  const removed = snapshots ? removeStalePartials(snapshots.dir) : [];
+  if (removed.length > 0) log.info('search index: removed the temporary files of snapshot writes that never finished', { dir: snapshots!.dir, files: removed });
   if (options.thread && connection) {
     const thread = (partition?: { index: number; count: number }) =>
       new SearchThread({ connection, pollMs, log, ...(snapshots ? { snapshots } : {}), ...(partition ? { partition } : {}) }, rows);
