@@ -240,3 +240,43 @@ describe.skipIf(!bindir || !redisServerInstalled())('Redis going away while REDI
     expect(server.exited()).toBe(false);
   });
 });
+
+describe.skipIf(!bindir)('PostgreSQL away', () => {
+  let cluster: PrivateCluster;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    cluster = await startPrivateCluster(bindir!);
+    env = { DATABASE_URL: cluster.url };
+    expect((await runCli(['migrate'], env)).code).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.destroy();
+  });
+
+  it('a ping with its key still cached answers 503 with Retry-After, not a 200 without its quota', { timeout: 60_000 }, async () => {
+    const key = (await runCli(['keys', 'create', '--plan', 'pro'], env)).stdout.trim();
+    // The key stays known through the outage: only the quota cannot be read.
+    const server = await startServerProcess({ ...env, KEY_CACHE_MS: '600000', DB_CONNECT_TIMEOUT_MS: '1000', SEARCH_INDEX: 'off' });
+    try {
+      const ping = () => fetch(`${server.url}/api/ping`, { headers: { authorization: key } });
+      const before = await ping();
+      expect(before.status).toBe(200);
+      expect(before.headers.get('x-quota-remaining')).toMatch(/^\d+$/);
+
+      await cluster.stop();
+      const during = await ping();
+      expect(await during.json()).toMatchObject({ success: false, code: 503 });
+      expect(during.status).toBe(503);
+      expect(during.headers.get('retry-after')).toMatch(/^\d+$/);
+
+      await cluster.start();
+      const after = await until('a ping to succeed again', async () => (await ping()).status === 200, 15_000).then(ping);
+      expect(after.headers.get('x-quota-remaining')).toMatch(/^\d+$/);
+      expect(after.headers.get('x-quota-cost')).toBe('0');
+    } finally {
+      await cluster.start().catch(() => {});
+      await server.stop();
+    }
+  });
+});

@@ -50,6 +50,9 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
   try {
     await scope.enter();
     if (isPing) {
+      // Read before answering: every authenticated answer carries X-Quota-Remaining, so with the
+      // database away (the key still cached) a ping is a 503 like any other call, not a bare 200.
+      await scope.access.quotaRemaining();
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
       const input = decodeRestInput(route!.input, await readInput(scope, route!, services.config.maxBodyBytes));
