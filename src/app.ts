@@ -175,7 +175,10 @@ export interface ClientTimeouts {
 }
 const CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 10_000, requestMs: 30_000 };
 
-export async function listen(app: App, port: number, host: string, timeouts: ClientTimeouts = CLIENT_TIMEOUTS): Promise<Listening> {
+/** What a listening server hands its requests to: an App, or a stand-in until one is assembled. */
+export type RequestHandler = Pick<App, 'abortInFlight'> & { server(request: IncomingMessage, response: ServerResponse): unknown };
+
+export async function listen(app: RequestHandler, port: number, host: string, timeouts: ClientTimeouts = CLIENT_TIMEOUTS): Promise<Listening> {
   let draining = false;
   const inFlight = new Set<ServerResponse>();
   let onIdle: (() => void) | null = null;

@@ -4,8 +4,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { timeKeyChange } from './support/key-changes.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { spawnServerProcess, startServerProcess, type ServerProcess } from './support/server-process.js';
 import {
+  freePort,
   postgresBinaries,
   redisServerInstalled,
   startPrivateCluster,
@@ -274,6 +275,45 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
       const after = await until('a ping to succeed again', async () => (await ping()).status === 200, 15_000).then(ping);
       expect(after.headers.get('x-quota-remaining')).toMatch(/^\d+$/);
       expect(after.headers.get('x-quota-cost')).toBe('0');
+    } finally {
+      await cluster.start().catch(() => {});
+      await server.stop();
+    }
+  });
+
+  it('serve started while it is away listens, is alive and not ready, and becomes ready once it is back', { timeout: 90_000 }, async () => {
+    await cluster.stop();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    // A password in the URL must reach no log line.
+    const withPassword = cluster.url.replace('postgres@', 'postgres:hunter2@');
+    const server = spawnServerProcess({ DATABASE_URL: withPassword, PORT: String(port) });
+    try {
+      await until('/healthz 200 while the database is away', async () => (await fetch(`${url}/healthz`)).status === 200, 20_000);
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(503);
+      const search = await fetch(`${url}${SEARCH}`, { method: 'POST', headers: { authorization: 'cds_x', 'content-type': 'application/json' }, body: '{}' });
+      expect(search.status).toBe(503);
+      expect(search.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await search.json()).toMatchObject({ success: false, code: 503 });
+      // Retrying past a few rounds of its backoff, still alive.
+      await sleep(4_000);
+      expect(server.exited()).toBe(false);
+      // One told to stop while it waits exits 0.
+      const waiting = spawnServerProcess({ DATABASE_URL: cluster.url, PORT: String(await freePort()) });
+      await until('the second server to wait', async () => /database unavailable/.test(waiting.output()), 20_000);
+      expect(await waiting.stop()).toBe(0);
+
+      await cluster.start();
+      await until('/readyz 200 once the database is back', async () => (await fetch(`${url}/readyz`)).status === 200, 30_000);
+      expect(server.output()).toContain(`listening on ${url}`);
+      const lines = server.output().split('\n').filter((line) => line.startsWith('{'));
+      const warnings = lines.map((line) => JSON.parse(line)).filter((line) => /database unavailable/.test(line.message));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 'warn', error: expect.stringContaining('ECONNREFUSED') });
+      expect(server.output()).not.toContain('hunter2');
+      expect(server.output()).not.toMatch(/\n\s+at /);
+      expect(await server.stop()).toBe(0);
     } finally {
       await cluster.start().catch(() => {});
       await server.stop();

@@ -1,7 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import { assertAdmin } from '../access/admin.js';
-import { ApiError, internalError } from '../domain/errors.js';
+import { ApiError, internalError, serviceUnavailable } from '../domain/errors.js';
 import { errorReport } from '../observability/log.js';
 import { serveApiDescription } from '../rest/docs.js';
 import { errorBody, errorResponse, Response } from '../rest/envelope.js';
@@ -101,4 +102,21 @@ export function answerUnparsedRequest(error: Error & { code?: string }, socket: 
     return;
   }
   socket.destroy();
+}
+
+/**
+ * The answers of a server listening before the service is assembled (`serve` waits there for a
+ * database that is away at start): alive, not ready, and every call a 503 with Retry-After, as
+ * during an outage. No key is looked at, so nothing is charged or logged.
+ */
+export function answerWhileStarting(request: IncomingMessage, response: ServerResponse): void {
+  const path = (request.url ?? '').split('?')[0];
+  const unavailable = serviceUnavailable();
+  const [status, body, headers] =
+    path === '/healthz'
+      ? [200, { status: 'ok' }, {}]
+      : path === '/readyz'
+        ? [503, { status: 'unavailable' }, {}]
+        : [503, errorBody(unavailable.code, unavailable.message), unavailable.headers];
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
 }
