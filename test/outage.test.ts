@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -318,5 +320,33 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
       await cluster.start().catch(() => {});
       await server.stop();
     }
+  });
+
+  it('import cut short by a restart ends with one line and exit code 1, and a second run loads it all', { timeout: 90_000 }, async () => {
+    const lines = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => JSON.stringify({ user_id: `restart${from + i}`, username: `restart${from + i}`, follower_count: i })).join('\n') + '\n';
+    const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // A first batch loads while the rest of the input is still to come; then the server restarts.
+    child.stdin.write(lines(0, 12_000));
+    await sleep(3_000);
+    await cluster.stop();
+    await cluster.start();
+    child.stdin.end(lines(12_000, 12_000));
+    expect(await exit).toBe(1);
+    const said = stderr.trim().split('\n').filter((line) => !line.startsWith('import creators:'));
+    expect(said, stderr).toHaveLength(1);
+    expect(said[0]).toMatch(/^creator-data: the database is unavailable \(.+\); running the import again is safe/);
+    expect(stderr).not.toMatch(/\n\s+at /);
+
+    const again = await runCli(['import', 'creators', '-'], env, lines(0, 24_000));
+    expect(again.code, again.stderr).toBe(0);
+    const client = new pg.Client({ connectionString: cluster.url });
+    await client.connect();
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM creators WHERE user_id LIKE 'restart%'`).finally(() => client.end());
+    expect(rows[0].n).toBe(24_000);
   });
 });

@@ -80,6 +80,15 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 2;
     }
+    // Not a bug to show a stack for: the server is down or restarted under the command.
+    const { isDatabaseUnavailable } = await import('../store/errors.js');
+    if (isDatabaseUnavailable(error)) {
+      const reason = error instanceof Error ? error.message || String((error as NodeJS.ErrnoException).code) : String(error);
+      // An import is upserts by key: its rows written before the cut are written again the same way.
+      const rerun = command === 'import' ? '; running the import again is safe (it upserts)' : '';
+      process.stderr.write(`creator-data: the database is unavailable (${reason})${rerun}\n`);
+      return 1;
+    }
     throw error;
   }
 }
