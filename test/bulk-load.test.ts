@@ -222,10 +222,13 @@ describe.runIf(process.env.TEST_DATABASE_URL)('COPY and statements, side by side
     await seedScale(viaStatements, scale, capture().stream);
     await sameContents();
     // The imports below start from empty tables, but for the categories their creators carry
-    // (a creator with a category that is not stored is rejected).
+    // (a creator with a category that is not stored, or a top-level one, is rejected).
     for (const store of [copyStore, statementStore]) {
       await sql`TRUNCATE ${sql.join(bulkTables.map((table) => sql.table(table)))}`.execute(store.db);
-      await store.db.insertInto('categories').values([1, 2, 3, 4].map((id) => ({ id, parent_id: null, level: 1, name: `category ${id}` }))).execute();
+      await store.db
+        .insertInto('categories')
+        .values([{ id: 100, parent_id: null, level: 1, name: 'top' }, ...[1, 2, 3, 4].map((id) => ({ id, parent_id: 100, level: 2, name: `category ${id}` }))])
+        .execute();
     }
   });
 

@@ -58,6 +58,7 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
     }
   }
 
+  const ACCOUNT_SHARE = 5;
   const search = (key: string, signal?: AbortSignal) =>
     fetch(`${url}/api/v1/search/twitter/user`, {
       method: 'POST',
@@ -77,8 +78,9 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
     await locker.query('LOCK TABLE creators IN ACCESS EXCLUSIVE MODE');
     const gone = Array.from({ length: 4 }, () => new AbortController());
     const abandoned = gone.map((controller) => search(key, controller.signal).catch((error: Error) => error.name));
-    // Each search runs its page and its count at once: 8 statements wait on the lock.
-    await until(async () => (await used()) === 400 && (await waitingOnLock()) === 8);
+    // Each search runs its page and its count at once: 8 statements, of which the account's share
+    // of the pool (half of its 10 connections, src/store/connect.ts) wait on the lock.
+    await until(async () => (await used()) === 400 && (await waitingOnLock()) === ACCOUNT_SHARE);
 
     for (const controller of gone) controller.abort();
     expect(await Promise.all(abandoned)).toEqual(Array(4).fill('AbortError'));
@@ -88,7 +90,7 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
 
     // The four slots are free for the next four calls at once: admitted, not 429.
     const next = Array.from({ length: 4 }, () => search(key));
-    await until(async () => (await waitingOnLock()) === 8);
+    await until(async () => (await waitingOnLock()) === ACCOUNT_SHARE);
     await locker.query('COMMIT');
     const answers = await Promise.all(next);
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
