@@ -58,7 +58,7 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
     }
   }
 
-  const ACCOUNT_SHARE = 5;
+  const ACCOUNT_SHARE = 8;
   const search = (key: string, signal?: AbortSignal) =>
     fetch(`${url}/api/v1/search/twitter/user`, {
       method: 'POST',
@@ -79,7 +79,7 @@ describe.skipIf(!postgres)('a client that disconnects', () => {
     const gone = Array.from({ length: 4 }, () => new AbortController());
     const abandoned = gone.map((controller) => search(key, controller.signal).catch((error: Error) => error.name));
     // Each search runs its page and its count at once: 8 statements, of which the account's share
-    // of the pool (half of its 10 connections, src/store/connect.ts) wait on the lock.
+    // of the pool (8 of its 10 connections, src/store/connect.ts) wait on the lock.
     await until(async () => (await used()) === 400 && (await waitingOnLock()) === ACCOUNT_SHARE);
 
     for (const controller of gone) controller.abort();

@@ -28,8 +28,8 @@ export interface Store {
    * The primary and the read database as one request's work uses them: once `signal` aborts (the
    * client went away) the statements they have running are cancelled on the server and they get
    * no new connection, since nobody waits for an answer that would never be read. Work of one
-   * `tenant` (an account, known once the key is checked) holds at most half the pool's
-   * connections at once. On PGlite (one
+   * `tenant` (an account, known once the key is checked) holds at most all but a fifth of the
+   * pool's connections at once. On PGlite (one
    * in-process connection) they are the store's own.
    */
   cancellable(signal: AbortSignal, tenant?: () => string | undefined): CancellableDatabases;
@@ -78,7 +78,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
 interface CancelScope {
   signal: AbortSignal;
-  /** Whose work this is, when known: one tenant holds at most half the pool (TenantGate). */
+  /** Whose work this is, when known: one tenant holds at most all but a fifth of the pool (TenantGate). */
   tenant: () => string | undefined;
   /** Connections checked out on behalf of this scope, to cancel what they run on abort. */
   clients: Set<pg.PoolClient>;
@@ -129,7 +129,7 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
 
   // The pool a scope's Kysely sees: the same pool, with each connection the scope checks out
   // remembered until it is released.
-  const gate = new TenantGate(Math.max(1, Math.ceil((config.max ?? 10) / 2)), config.connectionTimeoutMillis ?? 2_000);
+  const gate = new TenantGate(tenantShare(config.max ?? 10), config.connectionTimeoutMillis ?? 2_000);
   const scopedPool = (scope: CancelScope) => ({
     async connect(): Promise<pg.PoolClient> {
       const leave = await gate.enter(scope.tenant(), scope.signal);
@@ -161,6 +161,13 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
   const kysely = (poolOf: pg.Pool | ReturnType<typeof scopedPool>) => new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolOf as pg.Pool }), log: options.log });
   return { db: kysely(pool), scoped: (scope) => kysely(scopedPool(scope)), pool, config };
 }
+
+/**
+ * All but a fifth of the pool (8 of 10): the rest stays free for other accounts. Half the pool cost
+ * a lone account's DB-bound work a tenth of its rate (`nodes`, 100 ids: 0.92× in `npm run
+ * bench:compare`), with nobody else waiting.
+ */
+const tenantShare = (poolSize: number) => Math.max(1, poolSize - Math.ceil(poolSize / 5));
 
 /**
  * How many of the pool's connections each tenant's work may hold at once: one account's heavy
