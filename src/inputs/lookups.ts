@@ -9,7 +9,13 @@ import { freeText, INT32_MAX } from './common.js';
 
 export const MAX_NODE_IDS = 100;
 
-const lookupKey = freeText(256).min(1, 'is required');
+const MAX_KEY_LENGTH = 256;
+const lookupKey = freeText(MAX_KEY_LENGTH).min(1, 'is required');
+/**
+ * `lookupKey`'s rule for a key decoded from a global id, which decoding already freed of NUL: the
+ * length alone, without a zod parse per id (a `nodes` of 100 ids ran 100 of them, a tenth of its CPU).
+ */
+const isKeyText = (key: string) => key.length >= 1 && key.length <= MAX_KEY_LENGTH;
 const categoryId = z.int().positive().max(INT32_MAX);
 
 export const creatorLookupArgs = z.object({ userId: lookupKey.describe("The creator's user id on the microblog platform") });
@@ -30,14 +36,14 @@ export const categoriesArgs = z.object({
 function isLookupKey(key: NodeKey): boolean {
   switch (key.type) {
     case 'Creator':
-      return [CREATOR_PLATFORM, PHOTO_PLATFORM].includes(key.platform) && creatorLookupArgs.shape.userId.safeParse(key.userId).success;
+      return (key.platform === CREATOR_PLATFORM || key.platform === PHOTO_PLATFORM) && isKeyText(key.userId);
     case 'Channel':
-      return channelLookupArgs.shape.channelId.safeParse(key.channelId).success;
+      return isKeyText(key.channelId);
     case 'Video':
-      return videoLookupArgs.shape.videoId.safeParse(key.videoId).success;
+      return isKeyText(key.videoId);
     case 'Media':
       // No lookup of its own: a post's key is a key as the others are.
-      return key.platform === PHOTO_PLATFORM && lookupKey.safeParse(key.mediaId).success;
+      return key.platform === PHOTO_PLATFORM && isKeyText(key.mediaId);
     case 'Category':
       return categoryLookupArgs.shape.categoryId.safeParse(key.categoryId).success;
   }
