@@ -61,6 +61,14 @@ function post(url: string, key: string, body = '{"page_size": 3}'): Promise<Answ
   });
 }
 
+
+/** The answer of a request cut short by the shutdown grace: 503 in the envelope, with Retry-After. */
+function expectRetryLater(answer: { status: number; body: string; headers: Record<string, string | string[] | undefined> }): void {
+  expect(answer.status).toBe(503);
+  expect(JSON.parse(answer.body)).toMatchObject({ success: false, code: 503 });
+  expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+}
+
 describe.skipIf(!postgres)('graceful shutdown', () => {
   let store: TestStore;
   let key: string;
@@ -158,10 +166,7 @@ describe.skipIf(!postgres)('graceful shutdown', () => {
       await sleep(300);
       const stoppedAt = performance.now();
       const exiting = hurried.stop();
-      const answer = await cut;
-      expect(answer.status).toBe(503);
-      expect(JSON.parse(answer.body)).toMatchObject({ success: false, code: 503 });
-      expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+      expectRetryLater(await cut);
       expect(performance.now() - stoppedAt).toBeLessThan(3_000);
       expect(await exiting).toBe(0);
       await locker.query('COMMIT');
@@ -181,10 +186,7 @@ describe.skipIf(!postgres)('graceful shutdown', () => {
       for (let waited = 0; sim.requestCount() === 0 && waited < 5_000; waited += 20) await sleep(20);
       const stoppedAt = performance.now();
       const exiting = hurried.stop();
-      const answer = await cut;
-      expect(answer.status).toBe(503);
-      expect(JSON.parse(answer.body)).toMatchObject({ success: false, code: 503 });
-      expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+      expectRetryLater(await cut);
       expect(performance.now() - stoppedAt).toBeLessThan(2_000);
       expect(await exiting).toBe(0);
       expect(performance.now() - stoppedAt).toBeLessThan(5_000);
