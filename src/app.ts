@@ -1,8 +1,10 @@
 import { KeylessBudget } from './access/keyless-budget.js';
+import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
+import { openRefundJournal, type RefundJournal } from './access/refund-journal.js';
 import { createAccessService } from './access/service.js';
 import type { Config } from './config.js';
 import { answerUnparsedRequest, createFrontDoor, type FrontDoor } from './http/server.js';
@@ -52,8 +54,14 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
       onConnectionError: (error) => errorReport(log).unavailable(error),
     }));
   let realtimeOffsets: OffsetSeal;
+  let refundJournal: RefundJournal | undefined;
   try {
     await migrateToLatest(store.db);
+    if (config.refundJournalDir) {
+      // Named after the database, so two databases can share the folder without taking each other's refunds.
+      const database = createHash('sha256').update(await sharedSecret(store.db, 'refund-journal')).digest('hex').slice(0, 16);
+      refundJournal = openRefundJournal(config.refundJournalDir, database);
+    }
     // One secret for every process behind the load balancer: configured, or kept in the database.
     realtimeOffsets = createOffsetSeal(
       config.offsetSecret === undefined ? await sharedSecret(store.db, 'realtime-offsets') : Buffer.from(config.offsetSecret, 'utf8'),
@@ -86,11 +94,14 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     quotaLeaseUnits: config.quotaLeaseUnits,
     quotaLeaseFloor: config.quotaLeaseFloor,
     onError: (error) => errorReport(log).unavailable(error),
+    refundJournal,
     onRefundsLost: (owed, error) =>
-      log.error('quota refunds not written: the database did not take them before shutdown', {
-        owedUnitsByAccount: Object.fromEntries(owed),
-        error: error instanceof Error ? error.message : String(error),
-      }),
+      log.error(
+        config.refundJournalDir
+          ? 'quota refunds not written before shutdown: kept in REFUND_JOURNAL_DIR for the next start there'
+          : 'quota refunds not written: the database did not take them before shutdown',
+        { owedUnitsByAccount: Object.fromEntries(owed), error: error instanceof Error ? error.message : String(error) },
+      ),
   });
   // A key changed by any writer (the CLI in another process, say) is forgotten at once; while the
   // notification session is down, and behind a transaction pooler, KEY_CACHE_MS bounds it instead.

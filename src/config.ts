@@ -45,6 +45,11 @@ export interface Config {
    * DATA_DIR/search-snapshots; off, or an in-memory DATA_DIR: never).
    */
   searchSnapshotDir: string | undefined;
+  /**
+   * Where refunds owed while the database is away are kept until it takes them, past a restart
+   * (REFUND_JOURNAL_DIR; default DATA_DIR/refunds-owed; off, or an in-memory DATA_DIR: memory only).
+   */
+  refundJournalDir: string | undefined;
   /** How often the index is written while serving, besides after a full load and at shutdown (0: only then). */
   searchSnapshotEveryMs: number;
   /**
@@ -100,10 +105,10 @@ function partitions(value: string | undefined): number {
   return count;
 }
 
-/** SEARCH_SNAPSHOT_DIR: a folder, or off; unset: beside the embedded store's files, unless those live in memory. */
-function snapshotDir(value: string | undefined, dataDir: string): string | undefined {
+/** A folder setting (SEARCH_SNAPSHOT_DIR, REFUND_JOURNAL_DIR), or off; unset: `folder` beside the embedded store's files, unless those live in memory. */
+function besideData(value: string | undefined, dataDir: string, folder: string): string | undefined {
   const set = nonEmpty(value);
-  if (set === undefined) return dataDir.startsWith('memory://') ? undefined : `${dataDir.replace(/\/+$/, '')}/search-snapshots`;
+  if (set === undefined) return dataDir.startsWith('memory://') ? undefined : `${dataDir.replace(/\/+$/, '')}/${folder}`;
   return set.toLowerCase() === 'off' ? undefined : set;
 }
 
@@ -137,7 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
     searchPartitions: partitions(env.SEARCH_PARTITIONS),
-    searchSnapshotDir: snapshotDir(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data'),
+    searchSnapshotDir: besideData(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'search-snapshots'),
+    refundJournalDir: besideData(env.REFUND_JOURNAL_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'refunds-owed'),
     searchSnapshotEveryMs: integer('SEARCH_SNAPSHOT_EVERY_MS', env.SEARCH_SNAPSHOT_EVERY_MS, 10 * 60_000),
     keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -280,6 +283,39 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
     } finally {
       await cluster.start().catch(() => {});
       await server.stop();
+    }
+  });
+
+  it('refunds owed when the process is killed during the outage are written by the next start, once', { timeout: 90_000 }, async () => {
+    const key = (await runCli(['keys', 'create', '--plan', 'pro', '--rate', '100000'], env)).stdout.trim();
+    const dataDir = mkdtempSync(join(tmpdir(), 'outage-refunds-'));
+    // Every call reserves its own units and reads the database after: the calls running when it
+    // goes away have paid, fail, and are owed their units back.
+    const serverEnv = { ...env, DATA_DIR: dataDir, QUOTA_LEASE_UNITS: '0', SEARCH_INDEX: 'off', DB_CONNECT_TIMEOUT_MS: '1000' };
+    const journal = join(dataDir, 'refunds-owed');
+    let server = await startServerProcess(serverEnv);
+    try {
+      const before = await quotaUsed(cluster.url, key);
+      const traffic = load(server.url, key, 8);
+      await sleep(1_000);
+      await cluster.stop();
+      await until('a refund owed on disk', async () => readdirSync(journal).some((name) => name.startsWith('owed-')), 10_000);
+      await traffic.stop();
+      expect(traffic.outcomes.every((o) => o.status === 200 || o.status === 503), JSON.stringify(traffic.outcomes.find((o) => o.status !== 200 && o.status !== 503))).toBe(true);
+      const successes = traffic.outcomes.filter((o) => o.status === 200).length;
+      expect(successes).toBeGreaterThan(0);
+      await server.kill();
+
+      await cluster.start();
+      server = await startServerProcess(serverEnv);
+      await until('the owed refunds to be written', async () => (await quotaUsed(cluster.url, key)) - before === successes * 100, 20_000);
+      await until('the journal to be empty', async () => readdirSync(journal).every((name) => !name.startsWith('owed-')), 10_000);
+      await sleep(500);
+      expect((await quotaUsed(cluster.url, key)) - before).toBe(successes * 100);
+    } finally {
+      await cluster.start().catch(() => {});
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

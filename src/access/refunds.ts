@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { refundQuota } from '../store/accounts.js';
+import { refundOwed, refundQuota, type OwedRefund } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
+import type { RefundJournal } from './refund-journal.js';
 
 // A refund is owed the moment a reserved call fails, but the failure may be the database itself
-// (a restart between the reservation and the refund). Owed units are kept here, summed per
-// account, and retried until the database takes them: the caller never pays for the outage.
+// (a restart between the reservation and the refund). Owed refunds are kept here and in the
+// journal (refund-journal.ts), each under an id, and retried until the database takes them: the
+// caller never pays for the outage, nor for the process stopping during it.
 
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 5_000;
@@ -17,30 +20,43 @@ export interface Refunds {
   flush(): Promise<void>;
 }
 
-export function createRefunds(db: Kysely<Database>, onStillOwed: (owed: Map<string, number>, error: unknown) => void): Refunds {
-  const owed = new Map<string, number>();
+export interface RefundsOptions {
+  /** Where owed refunds outlive the process; the refunds found there are taken over at once. */
+  journal?: RefundJournal;
+  /** Refunds still owed at shutdown, by account (kept in the journal when there is one). */
+  onStillOwed(owed: Map<string, number>, error: unknown): void;
+  /** The journal could not be written (the refunds stay owed in memory). */
+  onError(error: unknown): void;
+}
+
+export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onError }: RefundsOptions): Refunds {
+  const owed = new Map<string, OwedRefund>();
   let timer: NodeJS.Timeout | null = null;
   let delay = FIRST_RETRY_MS;
 
-  const owe = (accountId: string, units: number) => owed.set(accountId, (owed.get(accountId) ?? 0) + units);
-
-  async function retry(): Promise<unknown> {
-    let lastError: unknown = null;
-    for (const [accountId, units] of [...owed]) {
-      try {
-        await refundQuota(db, accountId, units);
-        // Refunds owed meanwhile were added to the entry: take away only what was written.
-        const left = (owed.get(accountId) ?? 0) - units;
-        if (left > 0) owed.set(accountId, left);
-        else owed.delete(accountId);
-      } catch (error) {
-        lastError = error;
-      }
+  const save = () => {
+    try {
+      journal?.save([...owed.values()]);
+    } catch (error) {
+      onError(error);
     }
-    return lastError;
+  };
+
+  /** Writes everything owed in one statement; the error, if the database did not take it. */
+  async function retry(): Promise<unknown> {
+    const batch = [...owed.values()];
+    if (batch.length === 0) return null;
+    try {
+      await refundOwed(db, batch);
+    } catch (error) {
+      return error;
+    }
+    for (const refund of batch) owed.delete(refund.id);
+    save();
+    return null;
   }
 
-  function schedule(): void {
+  function schedule(ms = delay): void {
     if (timer) return;
     timer = setTimeout(async () => {
       timer = null;
@@ -51,9 +67,21 @@ export function createRefunds(db: Kysely<Database>, onStillOwed: (owed: Map<stri
       }
       if (failed) delay = Math.min(delay * 2, MAX_RETRY_MS);
       schedule();
-    }, delay);
+    }, ms);
     // Owed refunds alone must not keep a finished process alive; close() flushes them.
     timer.unref();
+  }
+
+  let takenOver: OwedRefund[] = [];
+  try {
+    takenOver = journal?.takeOver() ?? [];
+  } catch (error) {
+    onError(error);
+  }
+  if (takenOver.length > 0) {
+    for (const refund of takenOver) owed.set(refund.id, refund);
+    save();
+    schedule(0);
   }
 
   return {
@@ -61,16 +89,21 @@ export function createRefunds(db: Kysely<Database>, onStillOwed: (owed: Map<stri
       try {
         await refundQuota(db, accountId, units);
       } catch {
-        owe(accountId, units);
+        const id = randomUUID();
+        owed.set(id, { id, accountId, units });
+        save();
         schedule();
       }
     },
-    pending: () => [...owed.values()].reduce((sum, units) => sum + units, 0),
+    pending: () => [...owed.values()].reduce((sum, refund) => sum + refund.units, 0),
     async flush() {
       if (timer) clearTimeout(timer);
       timer = null;
       const failed = await retry();
-      if (owed.size > 0) onStillOwed(new Map(owed), failed);
+      if (owed.size === 0) return;
+      const byAccount = new Map<string, number>();
+      for (const { accountId, units } of owed.values()) byAccount.set(accountId, (byAccount.get(accountId) ?? 0) + units);
+      onStillOwed(byAccount, failed);
     },
   };
 }

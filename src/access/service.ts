@@ -7,6 +7,7 @@ import type { Limiter } from './limits-core.js';
 import type { AccessService, Caller, Reservation, ReservingRequest } from './pipeline.js';
 import { QuotaHolds } from './holds.js';
 import { QuotaMeter } from './quota-meter.js';
+import type { RefundJournal } from './refund-journal.js';
 import { createRefunds } from './refunds.js';
 
 const unauthorized = (message: string) => new ApiError('UNAUTHENTICATED', message);
@@ -22,8 +23,13 @@ function rawKeyOf(authorization: string | null): string {
 }
 
 export interface AccessOptions {
-  /** Refunds the database still had not taken at shutdown: money an operator must settle by hand. */
+  /**
+   * Refunds the database still had not taken at shutdown: kept in `refundJournal` for the next
+   * start there, else money an operator must settle by hand.
+   */
   onRefundsLost?: (owed: Map<string, number>, error: unknown) => void;
+  /** Where refunds owed during an outage outlive the process (./refund-journal.ts). */
+  refundJournal?: RefundJournal;
   /**
    * How long a key's identity (or its absence) is reused before the database is asked again: a
    * disabled, rotated or deleted key stops working within this bound (0: ask every time), sooner
@@ -56,7 +62,11 @@ function checkPlan(caller: Caller, endpoints: readonly EndpointId[]): void {
 }
 
 export function createAccessService(db: Kysely<Database>, limiter: Limiter, options: AccessOptions = {}): AccessService {
-  const refunds = createRefunds(db, options.onRefundsLost ?? (() => {}));
+  const refunds = createRefunds(db, {
+    journal: options.refundJournal,
+    onStillOwed: options.onRefundsLost ?? (() => {}),
+    onError: options.onError ?? (() => {}),
+  });
   const keyCacheMs = options.keyCacheMs ?? 2_000;
   // Keyed by the key's hash, never the key; a Map iterates in insertion order (oldest first).
   const identities = new Map<string, { owner: KeyOwner | null; until: number }>();

@@ -118,6 +118,33 @@ export async function refundQuota(db: Kysely<Database>, accountId: string, cost:
     .execute();
 }
 
+export interface OwedRefund {
+  id: string;
+  accountId: string;
+  units: number;
+}
+
+/**
+ * Writes refunds that were owed, each once however often it is sent (its id is noted in
+ * quota_refunds in the same statement): a journal replayed after a crash, or by two processes,
+ * gives nothing back twice. A refund of an account deleted since is dropped.
+ */
+export async function refundOwed(db: Kysely<Database>, owed: readonly OwedRefund[]): Promise<void> {
+  if (owed.length === 0) return;
+  await sql`
+    WITH noted AS (
+      INSERT INTO quota_refunds (id, account_id, units)
+      SELECT owed.id, owed.account_id, owed.units
+      FROM unnest(${owed.map((o) => o.id)}::text[], ${owed.map((o) => o.accountId)}::text[], ${owed.map((o) => o.units)}::bigint[])
+        AS owed (id, account_id, units)
+      JOIN accounts ON accounts.id = owed.account_id
+      ON CONFLICT (id) DO NOTHING
+      RETURNING account_id, units
+    ), summed AS (SELECT account_id, sum(units) AS units FROM noted GROUP BY account_id)
+    UPDATE accounts SET quota_used = greatest(quota_used - summed.units, 0)
+    FROM summed WHERE accounts.id = summed.account_id`.execute(db);
+}
+
 /**
  * Takes `units` of the account for a lease if at least `floor` units remain after it:
  *   WITH taken AS (UPDATE accounts SET quota_used = quota_used + :units

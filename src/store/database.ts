@@ -187,9 +187,17 @@ export interface QuotaLeasesTable {
   renewed_at: Generated<Date>;
 }
 
+export interface QuotaRefundsTable {
+  id: string;
+  account_id: string;
+  units: Int8;
+  written_at: Generated<Date>;
+}
+
 export interface Database {
   catalog_changes: CatalogChangesTable;
   quota_leases: QuotaLeasesTable;
+  quota_refunds: QuotaRefundsTable;
   plans: PlansTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

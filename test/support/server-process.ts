@@ -12,6 +12,8 @@ export interface ServerProcess {
   exit: Promise<number | null>;
   /** SIGTERM, and the exit code once it has stopped. */
   stop(): Promise<number | null>;
+  /** SIGKILL: a crash, nothing flushed. */
+  kill(): Promise<number | null>;
 }
 
 /** A real `creator-data serve` in its own process, its output recorded; not waited for. */
@@ -31,6 +33,10 @@ export function spawnServerProcess(env: Record<string, string>): Omit<ServerProc
     exit,
     stop: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exit;
+    },
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       return exit;
     },
   };
@@ -53,5 +59,5 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       reject(new Error(`server exited with ${code}:\n${server.output()}`));
     });
   });
-  return { url, output: server.output, exited: server.exited, exit: server.exit, stop: server.stop };
+  return { url, output: server.output, exited: server.exited, exit: server.exit, stop: server.stop, kill: server.kill };
 }
