@@ -3,7 +3,8 @@ import type { KeyType, Order } from './orders.js';
 
 // Pages and cursors of every connection: a cursor is the opaque base64url of the order's name and
 // the row's sort values, so one issued for another order, or made by hand, is a 400 naming the
-// argument before anything is charged. The store's SQL pages and the search index's pages both use it.
+// argument before anything is charged. It holds a position in the order, not the filter: sent with
+// another filter it continues from that position under the new one, as a keyset query would. The store's SQL pages and the search index's pages both use it.
 
 export interface PageArgs {
   first?: number | null;
@@ -50,7 +51,7 @@ export function decodeCursor(sort: Order, cursor: string, field: string): Cursor
   } catch {
     // falls through to the 400 below
   }
-  throw ApiError.badRequest([{ field, message: 'is not a cursor issued for this query and order' }]);
+  throw ApiError.badRequest([{ field, message: 'is not a cursor issued for this order' }]);
 }
 
 /** Step 4 of the pipeline for connections: check the cursors before anything is charged. */
