@@ -12,7 +12,7 @@ import { type Admission, checkPolicy, type Limiter, type LimitPolicy, retryAfter
 //
 // A Redis that hangs with its connection open (paused, swapping, a long script) holds every command
 // sent to it and runs them all when it wakes. So after a command fails the limiter stands aside
-// (available() is false: callers use their own counters) until a PING comes back, and an acquire
+// (available() is false: callers use their own counters) until a probe (a write) comes back, and an acquire
 // that timed out is followed on the same connection by UNDO_LUA, which Redis runs right after it:
 // if the late acquire took a token and a slot, they are given back, so a hang never drains a bucket.
 // This needs no clock: a connection's commands run in the order they were sent, also those queued
@@ -72,6 +72,13 @@ end
 return 1
 `;
 
+// Whether Redis takes a write again: a PING is answered by a Redis that refuses every write (a
+// replica after a failover, READONLY), and returning to it then failed the next acquire, 8 times a second.
+const PROBE_LUA = `
+redis.call('SET', KEYS[1], '1', 'PX', 1000)
+return 1
+`;
+
 type AcquireReply = [admitted: number, reason: string, waitMicros: number];
 
 interface LimiterRedis extends Redis {
@@ -85,6 +92,7 @@ interface LimiterRedis extends Redis {
     slotTtlMs: number,
   ): Promise<AcquireReply>;
   limitUndo(bucketKey: string, slotsKey: string, burst: number, slotId: string): Promise<number>;
+  limitProbe(probeKey: string): Promise<number>;
 }
 
 export interface RedisLimiterOptions {
@@ -95,13 +103,13 @@ export interface RedisLimiterOptions {
   onError: (error: unknown) => void;
   /** Called once when Redis stops answering (with why) and once when it answers again. */
   onAvailabilityChange: (available: boolean, cause?: unknown) => void;
-  /** How often a PING asks whether Redis answers again. */
+  /** How often a probe (a write) asks whether Redis answers again. */
   probeIntervalMs?: number;
 }
 
 export interface RedisLimiter extends Limiter {
   /**
-   * False from a failed command or a lost connection until a PING is answered: callers use their
+   * False from a failed command or a lost connection until a probe is answered: callers use their
    * own counters meanwhile instead of waiting for a command to time out. While first connecting a
    * command is tried, bounded by the timeout.
    */
@@ -127,15 +135,17 @@ export function createRedisLimiter(options: RedisLimiterOptions): RedisLimiter {
   redis.on('error', onError);
   redis.defineCommand('limitAcquire', { numberOfKeys: 2, lua: ACQUIRE_LUA });
   redis.defineCommand('limitUndo', { numberOfKeys: 2, lua: UNDO_LUA });
+  redis.defineCommand('limitProbe', { numberOfKeys: 1, lua: PROBE_LUA });
   let closed = false;
   let suspended = false;
 
-  // One PING at a time until one is answered: it runs after every command sent before it, undos
-  // included, so the shared counters are whole again when the limiter returns to them.
+  // One probe at a time until one is answered: a script that writes, as an acquire does. It runs
+  // after every command sent before it, undos included, so the shared counters are whole again
+  // when the limiter returns to them.
   const probe = (): void => {
     setTimeout(() => {
       if (closed) return;
-      redis.ping().then(
+      redis.limitProbe(`${keyPrefix}probe`).then(
         () => {
           if (closed) return;
           suspended = false;

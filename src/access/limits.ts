@@ -21,7 +21,7 @@ export interface LimiterOptions {
   onError?: (error: unknown) => void;
   /** Redis only: told once when the limits fall back to this process's counters and once when they return. */
   log?: Pick<Logger, 'info' | 'warn'>;
-  /** Redis only: how often a PING asks a Redis that stopped answering whether it is back. */
+  /** Redis only: how often a probe (a write) asks a Redis that stopped answering whether it is back. */
   probeIntervalMs?: number;
 }
 
@@ -61,7 +61,7 @@ export function createLimiter(options: LimiterOptions = {}): Limiter {
       try {
         return await shared.acquire(keyId, policy);
       } catch (error) {
-        // The shared limiter now stands aside until Redis answers a PING: only this call waited.
+        // The shared limiter now stands aside until Redis takes a probe: only this call waited.
         onError(error);
         return local.acquire(keyId, policy);
       }

@@ -256,6 +256,50 @@ describe.skipIf(!redisServerInstalled())('Redis limiter, Redis hung with its con
   });
 });
 
+describe.skipIf(!redisServerInstalled())('Redis limiter, Redis answering PING but refusing writes', () => {
+  let redis: PrivateRedis;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  it('stands aside once and stays aside while writes fail (a read-only replica), not flipping at every probe', { timeout: 20_000 }, async () => {
+    const logs: string[] = [];
+    const log = { info: (message: string) => logs.push(`info: ${message}`), warn: (message: string) => logs.push(`warn: ${message}`) };
+    const limiter = createLimiter({ redisUrl: redis.url, keyPrefix: 'ro:', log, probeIntervalMs: 50 });
+    const admin = new Redis(redis.url);
+    const policy: LimitPolicy = { ratePerSecond: 1000, burst: 1000, maxInFlight: 1000 };
+    try {
+      await released(await limiter.acquire('k', policy))();
+      expect(await admin.exists('ro:{k}:bucket')).toBe(1);
+      // A failover left it a replica (of nothing that answers): every write refused, PING answered.
+      await admin.call('REPLICAOF', '127.0.0.1', '1');
+      const until = performance.now() + 1_500;
+      while (performance.now() < until) {
+        released(await limiter.acquire('k', policy));
+        await sleep(20);
+      }
+      expect(logs).toEqual([expect.stringMatching(/^warn: rate limits: Redis not answering.*/)]);
+
+      await admin.call('REPLICAOF', 'NO', 'ONE');
+      const back = performance.now() + 5_000;
+      while (!logs.some((line) => line.startsWith('info:'))) {
+        if (performance.now() > back) throw new Error('not back on Redis within 5 s');
+        await sleep(20);
+      }
+      await admin.del('ro:{k}:bucket');
+      released(await limiter.acquire('k', policy));
+      expect(await admin.exists('ro:{k}:bucket')).toBe(1);
+    } finally {
+      await admin.call('REPLICAOF', 'NO', 'ONE').catch(() => {});
+      admin.disconnect();
+      await limiter.close();
+    }
+  });
+});
+
 describe.runIf(process.env.REDIS_URL)('Redis limiter', () => {
   const redisUrl = process.env.REDIS_URL!;
   const keyPrefix = `test:limits:${process.pid}:${randomUUID()}:`;
