@@ -5,9 +5,12 @@ import pg from 'pg';
 import { parseUtcTimestamp } from '../domain/instant.js';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
+import { abortError, ConnectionGate, tenantShare } from './connection-gate.js';
 import type { Database } from './database.js';
 import { listenPostgres, type Listener, type NotificationHandlers } from './notifications.js';
 import { preparedStatementName } from './prepared.js';
+
+export { RequestAbortedError } from './connection-gate.js';
 
 export interface CancellableDatabases {
   db: Kysely<Database>;
@@ -29,7 +32,9 @@ export interface Store {
    * client went away) the statements they have running are cancelled on the server and they get
    * no new connection, since nobody waits for an answer that would never be read. Work of one
    * `tenant` (an account, known once the key is checked) holds at most all but a fifth of the
-   * pool's connections at once. On PGlite (one
+   * pool's connections at once, and while the pool is full a freed connection goes to the
+   * tenant holding the fewest, after any work without a tenant (connection-gate.ts): several
+   * heavy accounts cannot queue a light one's statement behind theirs. On PGlite (one
    * in-process connection) they are the store's own.
    */
   cancellable(signal: AbortSignal, tenant?: () => string | undefined): CancellableDatabases;
@@ -78,7 +83,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 
 interface CancelScope {
   signal: AbortSignal;
-  /** Whose work this is, when known: one tenant holds at most all but a fifth of the pool (TenantGate). */
+  /** Whose work this is, when known: the gate shares the pool across tenants (ConnectionGate). */
   tenant: () => string | undefined;
   /** Connections checked out on behalf of this scope, to cancel what they run on abort. */
   clients: Set<pg.PoolClient>;
@@ -86,9 +91,10 @@ interface CancelScope {
 
 interface PostgresPool {
   db: Kysely<Database>;
-  /** A Kysely over the same pool that remembers which connections `scope` checked out. */
+  /** A Kysely over the same pool and gate that remembers which connections `scope` checked out. */
   scoped(scope: CancelScope): Kysely<Database>;
   pool: pg.Pool;
+  gate: ConnectionGate;
   config: pg.PoolConfig;
 }
 
@@ -127,12 +133,13 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
     if (!options.transactionPooler) namePreparedStatements(client);
   });
 
-  // The pool a scope's Kysely sees: the same pool, with each connection the scope checks out
-  // remembered until it is released.
-  const gate = new TenantGate(tenantShare(config.max ?? 10), config.connectionTimeoutMillis ?? 2_000);
-  const scopedPool = (scope: CancelScope) => ({
+  // Every checkout goes through the gate, which decides who gets the next connection (connection-gate.ts).
+  const gate = new ConnectionGate(config.max ?? 10, tenantShare(config.max ?? 10), config.connectionTimeoutMillis ?? 2_000);
+  // The pool a Kysely sees: the same pool, entered through the gate; a scope's remembers each
+  // connection it checks out until it is released.
+  const gated = (scope: CancelScope | null, end: () => Promise<void>) => ({
     async connect(): Promise<pg.PoolClient> {
-      const leave = await gate.enter(scope.tenant(), scope.signal);
+      const leave = await gate.enter(scope?.tenant(), scope?.signal);
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -140,100 +147,29 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
         leave();
         throw error;
       }
-      if (scope.signal.aborted) {
-        leave();
+      if (scope?.signal.aborted) {
         client.release();
+        leave();
         throw abortError(scope.signal);
       }
-      scope.clients.add(client);
+      scope?.clients.add(client);
       const release = client.release;
       client.release = (error?: Error | boolean) => {
-        leave();
-        scope.clients.delete(client);
-        // A connection that was sent a cancel is closed, not pooled: the cancel travels on its own
-        // socket and must not land on the next request's statement.
-        return release.call(client, scope.signal.aborted ? true : error);
+        scope?.clients.delete(client);
+        try {
+          // A connection that was sent a cancel is closed, not pooled: the cancel travels on its own
+          // socket and must not land on the next request's statement.
+          return release.call(client, scope?.signal.aborted ? true : error);
+        } finally {
+          leave();
+        }
       };
       return client;
     },
-    end: async () => {},
+    end,
   });
-  const kysely = (poolOf: pg.Pool | ReturnType<typeof scopedPool>) => new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolOf as pg.Pool }), log: options.log });
-  return { db: kysely(pool), scoped: (scope) => kysely(scopedPool(scope)), pool, config };
-}
-
-/**
- * All but a fifth of the pool (8 of 10): the rest stays free for other accounts. Half the pool cost
- * a lone account's DB-bound work a tenth of its rate (`nodes`, 100 ids: 0.92× in `npm run
- * bench:compare`), with nobody else waiting.
- */
-const tenantShare = (poolSize: number) => Math.max(1, poolSize - Math.ceil(poolSize / 5));
-
-/**
- * How many of the pool's connections each tenant's work may hold at once: one account's heavy
- * operations (32 connections of ten-root documents in the probe) took every connection, and other
- * accounts' statements waited past the connect timeout, 503. A tenant's statement past its share
- * waits for one of its own to finish, within the same connect timeout; others never wait on it.
- */
-class TenantGate {
-  readonly #held = new Map<string, number>();
-  readonly #waiting = new Map<string, (() => void)[]>();
-
-  constructor(
-    private readonly perTenant: number,
-    private readonly timeoutMs: number,
-  ) {}
-
-  /** Waits for a slot of `tenant` (none to wait for without one) and answers how to give it back, once. */
-  async enter(tenant: string | undefined, signal: AbortSignal): Promise<() => void> {
-    if (tenant === undefined) return () => {};
-    const held = this.#held.get(tenant) ?? 0;
-    if (held < this.perTenant) this.#held.set(tenant, held + 1);
-    else await this.#wait(tenant, signal);
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
-      this.#leave(tenant);
-    };
-  }
-
-  #wait(tenant: string, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const queue = this.#waiting.get(tenant) ?? [];
-      this.#waiting.set(tenant, queue);
-      const give = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const drop = (error: Error) => {
-        const at = queue.indexOf(give);
-        if (at !== -1) queue.splice(at, 1);
-        if (queue.length === 0) this.#waiting.delete(tenant);
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      };
-      // The message pg-pool gives the same wait: read as an unavailable database (503), as theirs is.
-      const timer = setTimeout(() => drop(new Error('timeout exceeded when trying to connect')), this.timeoutMs);
-      const onAbort = () => {
-        clearTimeout(timer);
-        drop(abortError(signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      queue.push(give);
-    });
-  }
-
-  /** A slot goes to the tenant's next waiter, or back. */
-  #leave(tenant: string): void {
-    const next = this.#waiting.get(tenant)?.shift();
-    if (this.#waiting.get(tenant)?.length === 0) this.#waiting.delete(tenant);
-    if (next) return next();
-    const held = (this.#held.get(tenant) ?? 1) - 1;
-    if (held > 0) this.#held.set(tenant, held);
-    else this.#held.delete(tenant);
-  }
+  const kysely = (poolOf: ReturnType<typeof gated>) => new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolOf as unknown as pg.Pool }), log: options.log });
+  return { db: kysely(gated(null, () => pool.end())), scoped: (scope) => kysely(gated(scope, async () => {})), pool, gate, config };
 }
 
 const TIMESTAMPTZ = 1184;
@@ -298,7 +234,7 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
     },
     // Ready when every database the service reads or writes answers.
     ping: async (timeoutMs) => (await ping(primary.db, timeoutMs)) && (!replica || (await ping(replica.db, timeoutMs))),
-    poolStats: () => ({ total: primary.pool.totalCount, idle: primary.pool.idleCount, waiting: primary.pool.waitingCount }),
+    poolStats: () => ({ total: primary.pool.totalCount, idle: primary.pool.idleCount, waiting: primary.gate.waiting + primary.pool.waitingCount }),
     readConnection: {
       databaseUrl: options.readUrl ?? connectionString,
       transactionPooler: options.transactionPooler,
@@ -365,12 +301,6 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
     throw error;
   }
 }
-
-export class RequestAbortedError extends Error {
-  override readonly name = 'AbortError';
-}
-
-const abortError = (signal: AbortSignal) => new RequestAbortedError('the request was aborted', { cause: signal.reason });
 
 /** The work's result, or `fallback` once it has failed or taken longer than `ms`. */
 function withTimeout<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
