@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+
 // Every setting the service reads from its environment (docs/contract/decisions.md §7), read in one place.
 export interface Config {
   port: number;
@@ -72,36 +74,90 @@ export interface Config {
   heapGrowthPercent: number;
 }
 
+/** A setting that cannot be used as it is: the CLI prints its message, one line, and exits 1. */
+export class ConfigError extends Error {}
+
 const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
 
 function integer(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new ConfigError(`${name} must be a non-negative integer`);
   return parsed;
+}
+
+/**
+ * DATABASE_URL, DATABASE_READ_URL: a postgres:// URL that parses (pg reads what does not as a host
+ * name, or throws from inside the pool), whose certificate files (read by pg at every connect) can
+ * be read. The value is never repeated in the message: it may hold a password.
+ */
+function databaseUrl(name: string, value: string | undefined): string | undefined {
+  const set = nonEmpty(value);
+  if (set === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(set);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL (postgres://user:password@host:port/database)`);
+  }
+  // `postgres:user:password@host` parses too, as a path: the password would be printed as one.
+  if (!/^(postgres|postgresql):\/\//i.test(set) && url.protocol !== 'socket:') throw new ConfigError(`${name} must start with postgres:// or postgresql://`);
+  try {
+    // As pg does: a stray % in the user or password would throw from inside the pool.
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: a % in its user or password must be written %25`);
+  }
+  for (const parameter of ['sslcert', 'sslkey', 'sslrootcert']) {
+    const file = url.searchParams.get(parameter);
+    if (file === null || file === '') continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (error) {
+      throw new ConfigError(`${name}: the ${parameter} file ${file} cannot be read (${(error as NodeJS.ErrnoException).code})`);
+    }
+  }
+  return set;
+}
+
+/** REDIS_URL, as ioredis reads it: a port, a socket path, or a URL whose redis:// may be left out. */
+function redisUrl(value: string | undefined): string | undefined {
+  const set = nonEmpty(value);
+  if (set === undefined || /^\d+$/.test(set) || (set.startsWith('/') && !set.startsWith('//'))) return set;
+  const url = /^rediss?:\/\//i.test(set) ? set : set.startsWith('//') ? `redis:${set}` : `redis://${set}`;
+  try {
+    // ioredis decodes both, and throws from inside the client where they do not decode.
+    const parsed = new URL(url);
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+  } catch {
+    throw new ConfigError('REDIS_URL is not a valid URL (redis://:password@host:port/db)');
+  }
+  return set;
 }
 
 function poolerMode(value: string | undefined): boolean {
   if (value === undefined || value === '' || value === 'session') return false;
   if (value === 'transaction') return true;
-  throw new Error('DATABASE_POOLER must be transaction or session');
+  throw new ConfigError('DATABASE_POOLER must be transaction or session');
 }
 
 function secret(name: string, value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
-  if (value.length < 32) throw new Error(`${name} must be at least 32 characters`);
+  if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
   return value;
 }
 
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   if (value === 'on' || value === 'off') return value === 'on';
-  throw new Error(`${name} must be on or off`);
+  throw new ConfigError(`${name} must be on or off`);
 }
 
 function partitions(value: string | undefined): number {
   const count = integer('SEARCH_PARTITIONS', value, 1);
-  if (count < 1 || count > 16) throw new Error('SEARCH_PARTITIONS must be an integer from 1 to 16');
+  if (count < 1 || count > 16) throw new ConfigError('SEARCH_PARTITIONS must be an integer from 1 to 16');
   return count;
 }
 
@@ -117,11 +173,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: integer('PORT', env.PORT, 8080),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
-    databaseUrl: nonEmpty(env.DATABASE_URL),
-    databaseReadUrl: nonEmpty(env.DATABASE_READ_URL),
+    databaseUrl: databaseUrl('DATABASE_URL', env.DATABASE_URL),
+    databaseReadUrl: databaseUrl('DATABASE_READ_URL', env.DATABASE_READ_URL),
     transactionPooler: poolerMode(env.DATABASE_POOLER),
     dataDir: nonEmpty(env.DATA_DIR) ?? './.data',
-    redisUrl: nonEmpty(env.REDIS_URL),
+    redisUrl: redisUrl(env.REDIS_URL),
     instagramUpstreamUrl: nonEmpty(env.INSTAGRAM_UPSTREAM_URL),
     upstreamTimeoutMs: integer('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 10_000),
     twitch: twitchUrl

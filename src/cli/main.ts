@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadConfig } from '../config.js';
+import { ConfigError, type Config, loadConfig } from '../config.js';
 
 // `creator-data <command>`: every command honours the variables of docs/contract/decisions.md §7.
 const usage = `usage: creator-data <command>
@@ -18,7 +18,15 @@ const usage = `usage: creator-data <command>
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    // A setting that can never work: waiting or running again would not help.
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`creator-data: ${error.message}\n`);
+    return 1;
+  }
   try {
     switch (command) {
       case 'start':
