@@ -2,6 +2,7 @@ import { KeylessBudget } from './access/keyless-budget.js';
 import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { openRefundJournal, type RefundJournal } from './access/refund-journal.js';
@@ -14,6 +15,7 @@ import { createSearch } from './search/runtime/thread.js';
 import type { Services } from './services.js';
 import { KEY_CHANGES_CHANNEL } from './store/accounts.js';
 import { openStore, type Store } from './store/connect.js';
+import { asDatabaseConfigError } from './store/errors.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sharedSecret } from './store/secrets.js';
 import { createUpstreamHttp } from './upstreams/http.js';
@@ -56,7 +58,17 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   let realtimeOffsets: OffsetSeal;
   let refundJournal: RefundJournal | undefined;
   try {
-    await migrateToLatest(store.db);
+    await migrateToLatest(store.db).catch((error: unknown) => {
+      throw parts.store ? error : asDatabaseConfigError(error, config.databaseUrl);
+    });
+    // The replica is first used by searches, after the port opens: a URL it refuses for good
+    // would leave the process unready for ever. One not reachable yet keeps /readyz 503 until it is.
+    if (!parts.store && config.databaseReadUrl !== undefined) {
+      await sql`SELECT 1`.execute(store.readDb).catch((error: unknown) => {
+        const refused = asDatabaseConfigError(error, config.databaseReadUrl);
+        if (refused !== error) throw refused;
+      });
+    }
     if (config.refundJournalDir) {
       // Named after the database, so two databases can share the folder without taking each other's refunds.
       const database = createHash('sha256').update(await sharedSecret(store.db, 'refund-journal')).digest('hex').slice(0, 16);

@@ -358,6 +358,31 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
     }
   });
 
+  it('serve waiting for a server that comes back without its database stops waiting: one line, exit code 1', { timeout: 60_000 }, async () => {
+    await cluster.stop();
+    const port = await freePort();
+    const missing = new URL(cluster.url);
+    missing.pathname = '/no_such_db';
+    missing.password = 'hunter2';
+    const server = spawnServerProcess({ DATABASE_URL: missing.href, PORT: String(port) });
+    try {
+      await until('serve to wait', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 20_000);
+      await cluster.start();
+      expect(await server.exit).toBe(1);
+      const lines = server.output().trimEnd().split('\n');
+      expect(lines, server.output()).toHaveLength(2);
+      expect(JSON.parse(lines[0])).toMatchObject({ level: 'warn', message: expect.stringContaining('database unavailable at start') });
+      missing.password = '';
+      expect(lines[1]).toBe(`creator-data: cannot use the database at ${missing.href}: database "no_such_db" does not exist`);
+      expect(server.output()).not.toContain('hunter2');
+      // The port it opened while waiting is closed with it.
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      await cluster.start().catch(() => {});
+      await server.stop();
+    }
+  });
+
   it('import cut short by a restart ends with one line and exit code 1, and a second run loads it all', { timeout: 90_000 }, async () => {
     const lines = (from: number, count: number) =>
       Array.from({ length: count }, (_, i) => JSON.stringify({ user_id: `restart${from + i}`, username: `restart${from + i}`, follower_count: i })).join('\n') + '\n';

@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { databaseMisconfiguration, isDatabaseUnavailable, printableDatabaseUrl } from '../src/store/errors.js';
+import { freePort } from './support/private-servers.js';
+import { spawnServerProcess } from './support/server-process.js';
 
 // A setting that can never work ends any command at start with one line and exit code 1; a
 // database that is not up yet is waited for by `serve` (test/outage.test.ts has its return). Every
@@ -53,6 +57,47 @@ function expectOneLineExit1(ended: Ended, secret = SECRET): string {
   return lines[0];
 }
 
+const postgres = process.env.TEST_DATABASE_URL;
+
+/** TEST_DATABASE_URL's server with another database, and a password in the URL (trust auth ignores it). */
+function serverUrl(database: string, change: (url: URL) => void = () => {}): { url: string; secret: string; printed: string } {
+  const url = new URL(postgres!);
+  url.pathname = `/${database}`;
+  url.password ||= SECRET;
+  change(url);
+  const secret = decodeURIComponent(url.password);
+  const printed = new URL(url);
+  printed.password = '';
+  return { url: url.href, secret, printed: printed.href };
+}
+
+describe.runIf(postgres)('a database the server refuses for good (TEST_DATABASE_URL)', { timeout: 60_000 }, () => {
+  it.each([['serve'], ['start'], ['migrate'], ['seed', '--demo'], ['import', 'creators', '-'], ['keys', 'list'], ['usage']])(
+    '%s: a database that does not exist is one line naming it without its password, and exit code 1',
+    async (...args) => {
+      const missing = serverUrl('missing_db_xyz');
+      const line = expectOneLineExit1(await runToEnd(args, { DATABASE_URL: missing.url }), missing.secret);
+      expect(line).toBe(`creator-data: cannot use the database at ${missing.printed}: database "missing_db_xyz" does not exist`);
+    },
+  );
+
+  it('a role that does not exist, or TLS the server cannot give, is not waited for either', async () => {
+    const noRole = serverUrl('postgres', (url) => (url.username = 'no_such_role_xyz'));
+    const role = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: noRole.url }), noRole.secret);
+    expect(role).toBe(`creator-data: cannot use the database at ${noRole.printed}: role "no_such_role_xyz" does not exist`);
+    // Without TLS on the server pg says so; with it, the certificate is not one Node trusts: refused either way.
+    const tls = serverUrl('postgres', (url) => url.searchParams.set('sslmode', 'verify-full'));
+    const refused = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: tls.url }), tls.secret);
+    expect(refused.startsWith(`creator-data: cannot use the database at ${tls.printed}: `), refused).toBe(true);
+  });
+
+  it('a read replica URL the server refuses ends serve too, naming that URL', async () => {
+    const replica = serverUrl('missing_replica_xyz');
+    const line = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: serverUrl('postgres').url, DATABASE_READ_URL: replica.url }), replica.secret);
+    expect(line).toBe(`creator-data: cannot use the database at ${replica.printed}: database "missing_replica_xyz" does not exist`);
+  });
+});
+
 describe('a setting that can never work', { timeout: 60_000 }, () => {
   it.each([
     ['a port out of range', `postgres://postgres:${SECRET}@127.0.0.1:99999/postgres`, /^creator-data: DATABASE_URL is not a valid URL/],
@@ -70,5 +115,84 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     const redis = await runToEnd(['serve'], { DATA_DIR: 'memory://', REDIS_URL: `redis://:${SECRET}@127.0.0.1:99999` });
     expect(expectOneLineExit1(redis)).toMatch(/^creator-data: REDIS_URL is not a valid URL/);
     expect(expectOneLineExit1(await runToEnd(['serve'], { DATA_DIR: 'memory://', PORT: 'eighty' }))).toBe('creator-data: PORT must be a non-negative integer');
+  });
+
+  it('a database host that does not resolve: one line naming it, exit code 1', async () => {
+    const line = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: `postgres://postgres:${SECRET}@no-such-host.invalid:5432/postgres` }));
+    expect(line).toMatch(/^creator-data: cannot use the database at postgres:\/\/postgres@no-such-host\.invalid:5432\/postgres: getaddrinfo ENOTFOUND no-such-host\.invalid$/);
+  });
+});
+
+describe('a database not up yet', { timeout: 60_000 }, () => {
+  // Nothing listens on port 1: what a PostgreSQL still starting (or restarting) looks like.
+  const away = `postgres://postgres:${SECRET}@127.0.0.1:1/postgres`;
+
+  it('is waited for by serve: alive, not ready, one warning without the password, and SIGTERM exits 0', async () => {
+    const port = await freePort();
+    const server = spawnServerProcess({ DATABASE_URL: away, PORT: String(port), SEARCH_INDEX: 'off', REDIS_URL: '' });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      for (let tries = 0; tries < 100 && !/database unavailable/.test(server.output()); tries++) await sleep(100);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${url}/readyz`)).status).toBe(503);
+      // Past a few rounds of its backoff (1 s, 2 s), still there.
+      await sleep(3_500);
+      expect(server.exited(), server.output()).toBe(false);
+      expect(await server.stop()).toBe(0);
+      const warnings = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line))
+        .filter((line) => /database unavailable/.test(line.message));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 'warn', error: expect.stringContaining('ECONNREFUSED') });
+      expect(server.output()).not.toContain(SECRET);
+      expect(server.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('ends any other command with its "unavailable" line, as before', async () => {
+    const line = expectOneLineExit1(await runToEnd(['migrate'], { DATABASE_URL: away }));
+    expect(line).toBe('creator-data: the database is unavailable (connect ECONNREFUSED 127.0.0.1:1)');
+  });
+
+  it('a Redis host that does not resolve is not fatal: limits stay in the process, as while Redis is down', async () => {
+    const server = spawnServerProcess({ DATA_DIR: 'memory://', REDIS_URL: `redis://:${SECRET}@no-such-host.invalid:6379`, SEARCH_INDEX: 'off' });
+    try {
+      for (let tries = 0; tries < 150 && !/listening on/.test(server.output()); tries++) await sleep(100);
+      expect(server.output()).toMatch(/listening on http/);
+      expect(server.output()).toMatch(/rate limits: Redis not answering/);
+      expect(server.output()).not.toContain(SECRET);
+      expect(server.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe('which database errors are for good', () => {
+  const failure = (code: string, message = `failed: ${code}`) => Object.assign(new Error(message), { code });
+
+  it('a refusal of the URL is, an outage is not (and stays a 503 while running)', () => {
+    for (const code of ['3D000', '28000', '28P01', '42501', 'ENOTFOUND', 'SELF_SIGNED_CERT_IN_CHAIN', 'ERR_TLS_CERT_ALTNAME_INVALID']) {
+      expect(databaseMisconfiguration(new Error('wrapped', { cause: failure(code) })), code).toBe(`failed: ${code}`);
+    }
+    expect(databaseMisconfiguration(new Error('The server does not support SSL connections'))).not.toBeNull();
+    for (const code of ['ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN', '57P03', '57P01', '53300', '08006']) {
+      expect(databaseMisconfiguration(failure(code)), code).toBeNull();
+      expect(isDatabaseUnavailable(failure(code)), code).toBe(true);
+    }
+    expect(databaseMisconfiguration(new Error('timeout exceeded when trying to connect'))).toBeNull();
+  });
+
+  it('a URL is printed without its password, secret parameters or fragment', () => {
+    expect(printableDatabaseUrl('postgres://app:pw%23x@db:5432/main?sslmode=verify-full&password=p2&sslpassword=p3#frag')).toBe(
+      'postgres://app@db:5432/main?sslmode=verify-full',
+    );
+    expect(printableDatabaseUrl('postgres://app:hunter2@db:5432/main?application_name=hunter2')).toBe('postgres://app@db:5432/main?application_name=***');
+    expect(printableDatabaseUrl('postgres://[::1')).toBe('(a URL that does not parse)');
   });
 });

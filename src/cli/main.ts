@@ -88,8 +88,15 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 2;
     }
+    // The database's URL names a database, role, password, host or TLS setting it refuses: no
+    // wait or rerun helps. Said before "unavailable", which also covers a host that does not resolve.
+    const { asDatabaseConfigError, DatabaseConfigError, isDatabaseUnavailable } = await import('../store/errors.js');
+    const misconfigured = asDatabaseConfigError(error, config.databaseUrl);
+    if (misconfigured instanceof DatabaseConfigError) {
+      process.stderr.write(`creator-data: ${misconfigured.message}\n`);
+      return 1;
+    }
     // Not a bug to show a stack for: the server is down or restarted under the command.
-    const { isDatabaseUnavailable } = await import('../store/errors.js');
     if (isDatabaseUnavailable(error)) {
       const reason = error instanceof Error ? error.message || String((error as NodeJS.ErrnoException).code) : String(error);
       // An import is upserts by key: its rows written before the cut are written again the same way.

@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { ensureDemoKey } from '../access/demo-key.js';
 import { runTwitchCollector, twitchClientFromConfig } from '../collector/twitch.js';
 import { createLogger, type Logger } from '../observability/log.js';
-import { isDatabaseUnavailable } from '../store/errors.js';
+import { DatabaseConfigError, isDatabaseUnavailable } from '../store/errors.js';
 
 /** While the database is unreachable at start, the wait before trying again: doubling, up to the last. */
 const START_RETRY_FIRST_MS = 1_000;
@@ -98,7 +98,8 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
  * The service, assembled once the database answers: while it is unreachable (not there yet,
  * restarting) it is tried again after 1 s, doubling to 10 s, with one warning, as a running
  * process rides out an outage; `whileUnavailable` runs at the first failure. Any other failure
- * (a migration, a locked store) is thrown at once. null when the process is told to stop while waiting.
+ * (a migration, a locked store, a URL the database refuses for good: DatabaseConfigError) is
+ * thrown at once. null when the process is told to stop while waiting.
  */
 async function createAppOnceDatabaseAnswers(
   config: Config,
@@ -112,7 +113,8 @@ async function createAppOnceDatabaseAnswers(
       if (attempt > 1) log.info('database available: starting', { attempts: attempt });
       return app;
     } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
+      // A database, role, password, host or TLS setting refused for good is no outage to wait out.
+      if (error instanceof DatabaseConfigError || !isDatabaseUnavailable(error)) throw error;
       // The driver's message names the host and port, never the URL's credentials.
       if (attempt === 1) {
         await whileUnavailable();
