@@ -289,8 +289,8 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
   it('refunds owed when the process is killed during the outage are written by the next start, once', { timeout: 90_000 }, async () => {
     const key = (await runCli(['keys', 'create', '--plan', 'pro', '--rate', '100000'], env)).stdout.trim();
     const dataDir = mkdtempSync(join(tmpdir(), 'outage-refunds-'));
-    // Every call reserves its own units and reads the database after: the calls running when it
-    // goes away have paid, fail, and are owed their units back.
+    // Every call reserves its own units, then reads the database: the calls running when it goes
+    // away have paid, fail, and are owed their units back.
     const serverEnv = { ...env, DATA_DIR: dataDir, QUOTA_LEASE_UNITS: '0', SEARCH_INDEX: 'off', DB_CONNECT_TIMEOUT_MS: '1000' };
     const journal = join(dataDir, 'refunds-owed');
     let server = await startServerProcess(serverEnv);
@@ -298,6 +298,14 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
       const before = await quotaUsed(cluster.url, key);
       const traffic = load(server.url, key, 8);
       await sleep(1_000);
+      // The searches that follow pay, then wait on the table, and are running when the database goes.
+      const locker = new pg.Client({ connectionString: cluster.url });
+      locker.on('error', () => {});
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE creators IN ACCESS EXCLUSIVE MODE');
+      const answered = traffic.outcomes.length;
+      await until('8 calls paid and waiting', async () => (await quotaUsed(cluster.url, key)) - before >= (answered + 8) * 100, 10_000);
       await cluster.stop();
       await until('a refund owed on disk', async () => readdirSync(journal).some((name) => name.startsWith('owed-')), 10_000);
       await traffic.stop();
