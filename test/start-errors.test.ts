@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -115,6 +116,22 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     const redis = await runToEnd(['serve'], { DATA_DIR: 'memory://', REDIS_URL: `redis://:${SECRET}@127.0.0.1:99999` });
     expect(expectOneLineExit1(redis)).toMatch(/^creator-data: REDIS_URL is not a valid URL/);
     expect(expectOneLineExit1(await runToEnd(['serve'], { DATA_DIR: 'memory://', PORT: 'eighty' }))).toBe('creator-data: PORT must be a non-negative integer');
+  });
+
+  it('a PORT or METRICS_PORT another process listens on: one line naming it, exit code 1, nothing left running', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      // A platform URL of its own: the built-in simulator's warning would be a second line.
+      const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
+      const served = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, PORT: String(port) }));
+      expect(served).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT)`);
+      const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_PORT: String(port) }));
+      expect(metrics).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT)`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {

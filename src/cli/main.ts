@@ -88,6 +88,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 2;
     }
+    const refusedPort = portRefusal(error);
+    if (refusedPort) {
+      process.stderr.write(`creator-data: ${refusedPort}\n`);
+      return 1;
+    }
     // The database's URL names a database, role, password, host or TLS setting it refuses: no
     // wait or rerun helps. Said before "unavailable", which also covers a host that does not resolve.
     const { asDatabaseConfigError, DatabaseConfigError, isDatabaseUnavailable } = await import('../store/errors.js');
@@ -109,6 +114,19 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 export class UsageError extends Error {}
+
+const PORT_REFUSALS: Record<string, string> = {
+  EADDRINUSE: 'another process listens there',
+  EACCES: 'not permitted (a port below 1024 needs privileges)',
+  EADDRNOTAVAIL: 'no such address on this machine',
+};
+
+/** Why the port (PORT, HOST, METRICS_PORT) could not be opened, or null for any other error. */
+function portRefusal(error: unknown): string | null {
+  const { syscall, code, address, port } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number };
+  const reason = syscall === 'listen' && code !== undefined ? PORT_REFUSALS[code] : undefined;
+  return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT)` : null;
+}
 
 type Flags<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 

@@ -57,9 +57,18 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
     return 0;
   }
   app = assembled;
-  const { url } = await listening();
+  let url: string;
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null;
+  try {
+    ({ url } = await listening());
+    metricsServer = config.metricsPort === undefined ? null : await startMetricsServer(app.services.metrics, config.metricsPort, config.host);
+  } catch (error) {
+    // A port taken or refused (main.ts says which): nothing may keep the process alive.
+    await closeIfListening().catch(() => {});
+    await app.close();
+    throw error;
+  }
   const { db } = app.services.store;
-  const metricsServer = config.metricsPort === undefined ? null : await startMetricsServer(app.services.metrics, config.metricsPort, config.host);
   // With TWITCH_* set the snapshot refreshes inside the server: the embedded store is locked
   // to this process, so a separate `collect` could not reach it.
   const stopCollector = new AbortController();
