@@ -138,6 +138,11 @@ describe.skipIf(!bindir).each([1, 2])('a PostgreSQL restart under load (%i searc
     // So did the search index's own threads: they reconnected, none was replaced.
     expect(server.output().split('search index loaded').length - 1).toBeGreaterThanOrEqual(partitions);
     expect(server.output()).not.toContain('search thread');
+    // A feed that fails at every poll (twice a second) is one warning per thread, and one line when back.
+    const feedWarnings = server.output().split('reading the change feed failed').length - 1;
+    expect(feedWarnings).toBeGreaterThanOrEqual(1);
+    expect(feedWarnings).toBeLessThanOrEqual(partitions);
+    expect(server.output().split('reading the change feed again').length - 1).toBe(feedWarnings);
     // During the outage: 503 envelopes with Retry-After, each answered fast.
     expect(duringOutage.length).toBeGreaterThan(20);
     for (const outcome of duringOutage) {

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import type { ErrorReport } from '../domain/errors.js';
+import { throttledWarning } from './throttled-warning.js';
 
 /** What every layer logs through: pino in the server (below), a plain console in tests and tools. */
 export interface Logger {
@@ -50,22 +51,9 @@ const reports = new WeakMap<Logger, ErrorReport>();
 const UNAVAILABLE_WARNING_INTERVAL_MS = 5_000;
 
 function newErrorReport(log: Logger, intervalMs: number): ErrorReport {
-  let lastWarned = -Infinity;
-  let suppressed = 0;
+  const unavailable = throttledWarning(log, 'database unavailable: answering 503', intervalMs);
   return {
     unexpected: (cause) => log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) }),
-    unavailable: (cause) => {
-      const now = performance.now();
-      if (now - lastWarned < intervalMs) {
-        suppressed += 1;
-        return;
-      }
-      log.warn('database unavailable: answering 503', {
-        error: cause instanceof Error ? cause.message : String(cause),
-        failedSinceLastWarning: suppressed,
-      });
-      lastWarned = now;
-      suppressed = 0;
-    },
+    unavailable: (cause) => unavailable.failed(cause),
   };
 }

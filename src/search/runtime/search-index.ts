@@ -6,6 +6,7 @@ import type { CreatorSearch } from '../../inputs/creators.js';
 import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
 import type { Logger } from '../../observability/log.js';
+import { type ThrottledWarning, throttledWarning } from '../../observability/throttled-warning.js';
 import { type CatalogChange, type CatalogEntity, CHANGE_RETENTION_MS, feedPosition, type FeedPosition, pruneChanges, readChanges } from '../../store/changes.js';
 import { channelIndexRows, channelIndexRowsById } from '../../store/channels.js';
 import { creatorIndexRows, creatorIndexRowsByKey } from '../../store/creators.js';
@@ -66,10 +67,13 @@ export class SearchIndex {
   #queue: Promise<void> = Promise.resolve();
   readonly #pollMs: number;
   readonly #partition: Partition;
+  /** A database away fails every poll (twice a second): one warning per interval, and one line when back. */
+  readonly #feedFailing: ThrottledWarning;
 
   constructor(private readonly options: SearchIndexOptions) {
     this.#pollMs = options.pollMs ?? 500;
     this.#partition = options.partition ?? WHOLE;
+    this.#feedFailing = throttledWarning(options.log, 'search index: reading the change feed failed; retrying', FEED_WARNING_INTERVAL_MS);
   }
 
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
@@ -160,10 +164,11 @@ export class SearchIndex {
     this.#timer = setTimeout(() => {
       void this.#serial(async () => {
         await this.#poll();
+        this.#feedFailing.recovered('search index: reading the change feed again');
         const every = this.options.snapshots?.everyMs ?? 0;
         if (every > 0 && Date.now() - this.#lastSnapshot >= every) await this.#writeSnapshot('periodic');
       })
-        .catch((error: unknown) => this.options.log.warn('search index: reading the change feed failed; retrying', { error: errorText(error) }))
+        .catch((error: unknown) => this.#feedFailing.failed(error))
         .finally(() => this.#schedule());
     }, this.#pollMs);
     // The feed alone must not keep a finished process alive.
@@ -452,4 +457,5 @@ function* batches<T>(items: readonly T[]): Generator<T[]> {
   for (let start = 0; start < items.length; start += APPLY_BATCH) yield items.slice(start, start + APPLY_BATCH);
 }
 
+const FEED_WARNING_INTERVAL_MS = 30_000;
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,37 @@
+import type { Logger } from './log.js';
+
+// Apart from log.ts, so the search threads use it without loading pino.
+
+export interface ThrottledWarning {
+  /** One more failure: warned about at most once per interval, with how many were not. */
+  failed(cause: unknown): void;
+  /** It works again: said once, if a failure was warned about. */
+  recovered(message: string): void;
+}
+
+/** A warning about something that keeps failing (every request, every poll), at most once per `intervalMs`. */
+export function throttledWarning(log: Logger, message: string, intervalMs: number): ThrottledWarning {
+  let lastWarned = -Infinity;
+  let suppressed = 0;
+  let failing = false;
+  return {
+    failed(cause) {
+      failing = true;
+      const now = performance.now();
+      if (now - lastWarned < intervalMs) {
+        suppressed += 1;
+        return;
+      }
+      log.warn(message, { error: cause instanceof Error ? cause.message : String(cause), failedSinceLastWarning: suppressed });
+      lastWarned = now;
+      suppressed = 0;
+    },
+    recovered(recoveredMessage) {
+      if (!failing) return;
+      failing = false;
+      lastWarned = -Infinity;
+      suppressed = 0;
+      log.info(recoveredMessage);
+    },
+  };
+}
