@@ -43,6 +43,15 @@ describe('runImport', () => {
     expect(importKinds).toEqual(['categories', 'creators', 'channels', 'videos', 'live-streams']);
   });
 
+  it.each(importKinds)('reports a %s file whose every line is rejected, line by line', async (kind) => {
+    const { result, lines } = await importText(kind, ['garbage\n', '{"foo":1}\n']);
+    expect(result).toEqual({ loaded: 0, rejected: 2 });
+    expect(lines.filter((line) => line.startsWith('line '))).toEqual([
+      expect.stringMatching(/^line 1: not valid JSON/),
+      expect.stringMatching(/^line 2: .*foo: unknown field/),
+    ]);
+  });
+
   it('loads categories, deriving each level from the parent chain', async () => {
     const { result, rejections, lines } = await importFixture('categories');
     expect(result).toEqual({ loaded: 6, rejected: 3 });

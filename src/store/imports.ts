@@ -271,6 +271,9 @@ async function resolveCategoryBatch(
   db: Kysely<Database>,
   batch: readonly CategoryRecord[],
 ): Promise<{ rows: Insertable<CategoriesTable>[]; rejected: Map<number, string> }> {
+  // A batch whose every line was rejected before (not JSON, unknown fields): nothing to ask, and
+  // an empty IN () is not SQL.
+  if (batch.length === 0) return { rows: [], rejected: new Map() };
   // The last line for an id wins, as it would in separate statements.
   const latest = new Map<number, number>();
   batch.forEach((record, index) => latest.set(record.id, index));
