@@ -49,9 +49,6 @@ function keysWork(args: string[]): Work {
       });
       if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
       const options = parsed.data;
-      if (options.account && (options.plan || options.quota !== undefined || options.rate || options.expires)) {
-        throw new UsageError('--plan, --quota, --rate and --expires set up a new account; omit them with --account');
-      }
       return async (db) => {
         let accountId = options.account;
         if (!accountId) {

@@ -13,5 +13,11 @@ export const newKeyOptions = z.strictObject({
     .optional()
     .describe('Subscription end (ISO 8601)'),
   account: z.string().min(1).optional().describe('Add the key to this existing account instead of a new one'),
+}).superRefine((options, context) => {
+  // They set up the new account; an existing one keeps its own (the admin mutation ignored them).
+  if (options.account === undefined) return;
+  for (const field of ['plan', 'quota', 'rate', 'expires'] as const) {
+    if (options[field] !== undefined) context.addIssue({ code: 'custom', path: [field], message: 'sets up a new account, so it cannot go with account' });
+  }
 });
 export type NewKeyOptions = z.infer<typeof newKeyOptions>;

@@ -68,6 +68,17 @@ describe('administration over GraphQL', () => {
     expect(bad.body.errors[0].extensions.code).toBe('BAD_REQUEST');
     const unknownPlan = await admin.graphql(create, { input: { plan: 'gold' } }, ADMIN);
     expect(unknownPlan.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    // The new account's settings with an existing account were ignored: a key for it, nothing said.
+    const existing = (await admin.graphql(create, { input: {} }, ADMIN)).body.data.adminCreateKey.accountId;
+    const withAccount = await admin.graphql(create, { input: { account: existing, plan: 'trial', quota: 1 } }, ADMIN);
+    expect(withAccount.body.data).toBeNull();
+    expect(withAccount.body.errors[0].extensions).toMatchObject({
+      code: 'BAD_REQUEST',
+      fields: [
+        { field: 'input.plan', message: 'sets up a new account, so it cannot go with account' },
+        { field: 'input.quota', message: 'sets up a new account, so it cannot go with account' },
+      ],
+    });
     const mixed = await admin.graphql('{ adminUsage { plan } creators(first: 1) { totalCount } }', {}, ADMIN);
     expect(mixed.body.data).toBeUndefined();
     expect(mixed.body.errors[0].extensions.code).toBe('BAD_REQUEST');
