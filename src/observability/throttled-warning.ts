@@ -1,6 +1,6 @@
-import type { Logger } from './log.js';
-
-// Apart from log.ts, so the search threads use it without loading pino.
+// Apart from log.ts, so the search threads use it without loading pino; a leaf: it knows the
+// logger by the two calls it makes.
+type Log = { warn(message: string, details?: Record<string, unknown>): void; info(message: string): void };
 
 export interface ThrottledWarning {
   /** One more failure: warned about at most once per interval, with how many were not. */
@@ -10,7 +10,7 @@ export interface ThrottledWarning {
 }
 
 /** A warning about something that keeps failing (every request, every poll), at most once per `intervalMs`. */
-export function throttledWarning(log: Logger, message: string, intervalMs: number): ThrottledWarning {
+export function throttledWarning(log: Log, message: string, intervalMs: number): ThrottledWarning {
   let lastWarned = -Infinity;
   let suppressed = 0;
   let failing = false;
