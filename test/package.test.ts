@@ -68,7 +68,7 @@ describe('the creator-data bin', () => {
     expect(result.status).toBe(0);
     const dist = new URL('../dist/', import.meta.url).href;
     const loaded = readFileSync(log, 'utf8').trim().split('\n').filter((url) => url !== new URL('../bin/creator-data.js', import.meta.url).href);
-    expect(loaded.filter((url) => !url.startsWith('node:')).sort()).toEqual([`${dist}cli/main.js`, `${dist}config.js`]);
+    expect(loaded.filter((url) => !url.startsWith('node:')).sort()).toEqual([`${dist}cli/import-kinds.js`, `${dist}cli/main.js`, `${dist}cli/usage.js`, `${dist}config.js`]);
   });
 
   it('prints the committed OpenAPI document (`creator-data openapi`)', async () => {

@@ -3,17 +3,16 @@ import type { Config } from '../config.js';
 import { createLogger } from '../observability/log.js';
 import { flags } from './main.js';
 import { withStore } from './store.js';
-
-const usage = 'usage: creator-data collect twitch [--once]';
+import { usageLine } from './usage.js';
 
 /**
  * `collect twitch [--once]`: one pass (exit 0, or 1 if it failed), or a pass every minute until
  * SIGINT/SIGTERM (exit 0). Without TWITCH_API_URL the collector is off: exit 2.
  */
 export async function collectCommand(config: Config, args: string[]): Promise<number> {
-  const { values, positionals } = flags(args, { once: { type: 'boolean' } });
+  const { values, positionals } = flags(args, { once: { type: 'boolean' } }, usageLine('collect'));
   if (positionals.length !== 1 || positionals[0] !== 'twitch') {
-    process.stderr.write(`creator-data collect: the only source is twitch\n${usage}\n`);
+    process.stderr.write(`creator-data collect: the only source is twitch (usage: ${usageLine('collect')})\n`);
     return 2;
   }
   if (!config.twitch) {

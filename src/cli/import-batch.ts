@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ImportKind } from './import-kinds.js';
 import { categoryRecord, channelRecord, creatorRecord, liveStreamRecord, videoRecord } from '../inputs/records.js';
 import { keyOf, type Row } from '../store/bulk-tables.js';
 import { copyLine, type EncodedRows } from '../store/copy-text.js';
@@ -7,8 +8,7 @@ import { categoryKind, channelKind, creatorKind, liveStreamKind, videoKind, type
 // The CPU-bound part of an import: NDJSON lines to validated rows. A pure function of its input,
 // so it runs the same in the importing thread or in a worker thread (import-worker.ts).
 
-export const importKinds = ['categories', 'creators', 'channels', 'videos', 'live-streams'] as const;
-export type ImportKind = (typeof importKinds)[number];
+export { importKinds, type ImportKind } from './import-kinds.js';
 
 interface Importer<T> {
   schema: z.ZodType<T>;

@@ -7,6 +7,7 @@ import { accountUsage, createAccount, issueKey, listKeys, rotateKey, setKeyStatu
 import type { Database } from '../store/database.js';
 import { flags, UsageError } from './main.js';
 import { withStore } from './store.js';
+import { keysSubcommands, usageLine } from './usage.js';
 
 // `keys …` and `usage`. A raw key is printed once, alone on stdout (or as JSON with --json).
 // Flags are checked before the store is opened: a typo answers at once, not after the embedded
@@ -19,7 +20,8 @@ export async function keysCommand(config: Config, command: 'keys' | 'usage', arg
 type Work = (db: Kysely<Database>) => Promise<number>;
 
 function usageWork(args: string[]): Work {
-  const { values } = flags(args, { account: { type: 'string' } });
+  const { values, positionals } = flags(args, { account: { type: 'string' } }, usageLine('usage'));
+  onlyFlags(positionals, usageLine('usage'));
   return async (db) => {
     const usage = await accountUsage(db, values.account);
     if (values.account && usage.length === 0) throw new UsageError(`no account ${values.account}`);
@@ -39,8 +41,8 @@ function keysWork(args: string[]): Work {
         expires: { type: 'string' },
         account: { type: 'string' },
         json: { type: 'boolean' },
-      });
-      onlyFlags(positionals, 'keys create [--plan P] [--quota N] [--rate N] [--expires T] [--account ID] [--json]');
+      }, usageLine('keys', 'create'));
+      onlyFlags(positionals, usageLine('keys', 'create'));
       const { json, ...raw } = values;
       const parsed = newKeyOptions.safeParse({
         ...raw,
@@ -72,16 +74,16 @@ function keysWork(args: string[]): Work {
       };
     }
     case 'list': {
-      const { values, positionals } = flags(rest, { account: { type: 'string' } });
-      onlyFlags(positionals, 'keys list [--account ID]');
+      const { values, positionals } = flags(rest, { account: { type: 'string' } }, usageLine('keys', 'list'));
+      onlyFlags(positionals, usageLine('keys', 'list'));
       return async (db) => {
         process.stdout.write(`${JSON.stringify(await listKeys(db, values.account), null, 2)}\n`);
         return 0;
       };
     }
     case 'rotate': {
-      const { values, positionals } = flags(rest, { json: { type: 'boolean' } });
-      const keyId = keyIdFrom(positionals);
+      const { values, positionals } = flags(rest, { json: { type: 'boolean' } }, usageLine('keys', 'rotate'));
+      const keyId = keyIdFrom(positionals, usageLine('keys', 'rotate'));
       return async (db) => {
         const issued = await rotateKey(db, keyId);
         if (!issued) throw new UsageError(`no key ${keyId}`);
@@ -92,8 +94,8 @@ function keysWork(args: string[]): Work {
     case 'disable':
     case 'enable':
     case 'delete': {
-      const { positionals } = flags(rest, {});
-      const keyId = keyIdFrom(positionals);
+      const { positionals } = flags(rest, {}, usageLine('keys', action));
+      const keyId = keyIdFrom(positionals, usageLine('keys', action));
       const status = action === 'disable' ? 'disabled' : action === 'enable' ? 'active' : 'deleted';
       return async (db) => {
         if (!(await setKeyStatus(db, keyId, status))) throw new UsageError(`no key ${keyId}`);
@@ -102,16 +104,18 @@ function keysWork(args: string[]): Work {
       };
     }
     default:
-      throw new UsageError('keys create|list|disable|enable|rotate|delete');
+      throw new UsageError(
+        `${action === undefined ? 'keys: name one of' : `unknown keys command ${JSON.stringify(action)}; one of`} ${keysSubcommands.join(', ')} (creator-data keys --help)`,
+      );
   }
 }
 
 /** `keys create pro` meant `--plan pro`: a word where only flags go is refused, not ignored. */
 function onlyFlags(positionals: string[], usage: string): void {
-  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: ${usage}`);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (usage: ${usage})`);
 }
 
-function keyIdFrom(positionals: string[]): string {
-  if (positionals.length !== 1) throw new UsageError('give exactly one key id');
+function keyIdFrom(positionals: string[], usage: string): string {
+  if (positionals.length !== 1) throw new UsageError(`give exactly one key id (usage: ${usage})`);
   return positionals[0];
 }

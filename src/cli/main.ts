@@ -1,23 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, type Config, loadConfig } from '../config.js';
+import { commandHelp, isCommand, topHelp, type CommandName } from './usage.js';
 
 // `creator-data <command>`: every command honours the variables of docs/contract/decisions.md §7.
-const usage = `usage: creator-data <command>
-  start                      migrate, load the demo set into an empty store, print a demo key, serve
-  serve                      serve without seeding
-  migrate                    run the migrations
-  schema                     print the GraphQL schema (SDL)
-  openapi                    print the OpenAPI 3.1 document of the REST routes
-  seed --demo | seed --creators N --videos N --channels N --live N
-  import <categories|creators|channels|videos|live-streams> <file.ndjson|->
-  keys create [--plan NAME] [--quota UNITS] [--rate RPS] [--expires ISO] [--account ID] [--json]
-  keys list [--account ID] | keys disable ID | keys enable ID | keys rotate ID [--json] | keys delete ID
-  usage [--account ID]
-  collect twitch [--once]    refresh the live-stream snapshot from TWITCH_API_URL
-  simulate <twitch|instagram> --port N   run an upstream simulator`;
+// Usage texts: usage.ts.
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const answered = helpOrVersion(command, rest);
+  if (answered !== null) return answered;
   let config: Config;
   try {
     config = loadConfig();
@@ -27,6 +19,53 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`creator-data: ${error.message}\n`);
     return 1;
   }
+  return run(command as CommandName, rest, config);
+}
+
+/**
+ * `--version`, `--help`, `-h`, `help [COMMAND]`, `<command> --help`, a missing or unknown command:
+ * answered before the configuration is read or anything is opened. Null for a command to run.
+ */
+function helpOrVersion(command: string | undefined, rest: string[]): number | null {
+  if (command === undefined) {
+    process.stderr.write(topHelp());
+    return 2;
+  }
+  if (command === '--version') {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') {
+    const [topic, sub] = rest;
+    if (topic === undefined || topic === '--help' || topic === '-h') process.stdout.write(topHelp());
+    else if (isCommand(topic)) process.stdout.write(commandHelp(topic, sub));
+    else return unknownCommand(topic);
+    return 0;
+  }
+  if (!isCommand(command)) return unknownCommand(command);
+  if (asksForHelp(rest)) {
+    process.stdout.write(commandHelp(command, command === 'keys' ? rest[0] : undefined));
+    return 0;
+  }
+  return null;
+}
+
+function unknownCommand(command: string): number {
+  process.stderr.write(`creator-data: unknown command ${JSON.stringify(command)} (creator-data --help lists them)\n`);
+  return 2;
+}
+
+/** `--help` or `-h` among the arguments, before a `--` (after which everything is an operand). */
+function asksForHelp(args: string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false;
+    if (arg === '--help' || arg === '-h') return true;
+  }
+  return false;
+}
+
+async function run(command: CommandName, rest: string[], config: Config): Promise<number> {
   try {
     switch (command) {
       case 'start':
@@ -72,14 +111,9 @@ export async function main(argv: string[]): Promise<number> {
         const { keysCommand } = await import('./keys.js');
         return await keysCommand(config, command, rest);
       }
-      case undefined:
       case 'help':
-      case '--help':
-        process.stdout.write(`${usage}\n`);
-        return command === undefined ? 2 : 0;
-      default:
-        process.stderr.write(`unknown command: ${command}\n${usage}\n`);
-        return 2;
+        // Answered by helpOrVersion.
+        return 0;
     }
   } catch (error) {
     // Loaded only now: `--help` and usage errors must not load the store's drivers.
@@ -128,12 +162,14 @@ function portRefusal(error: unknown): string | null {
   return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT)` : null;
 }
 
-type Flags<O extends NonNullable<ParseArgsConfig['options']>> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Flags<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
-export function flags<const O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O): Flags<O> {
+/** The command's flags and operands; a parse error quotes the command's `usage`. */
+export function flags<const O extends Options>(args: string[], options: O, usage: string): Flags<O> {
   try {
     return parseArgs({ args, options, allowPositionals: true as const, strict: true as const });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(`${(error as Error).message} (usage: ${usage})`);
   }
 }

@@ -4,22 +4,24 @@ import { describeFields, fieldErrorsFromZod } from '../domain/errors.js';
 import { flags, UsageError } from './main.js';
 import { seedDemo, seedScale } from './seed.js';
 import { withStore } from './store.js';
+import { usageLine } from './usage.js';
 
 const count = z.coerce.number().int().min(0);
 const scaleFlags = z.strictObject({ creators: count.default(0), videos: count.default(0), channels: count.default(0), live: count.default(0) });
 
 /** `seed --demo`, or `seed --creators N --videos N --channels N --live N` (benchmark scale). */
 export async function seedCommand(config: Config, args: string[]): Promise<number> {
-  const { values } = flags(args, {
+  const { values, positionals } = flags(args, {
     demo: { type: 'boolean' },
     creators: { type: 'string' },
     videos: { type: 'string' },
     channels: { type: 'string' },
     live: { type: 'string' },
-  });
+  }, usageLine('seed'));
   const { demo, ...scale } = values;
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (usage: ${usageLine('seed')})`);
   if (demo && Object.keys(scale).length > 0) throw new UsageError('seed --demo takes no counts');
-  if (!demo && Object.keys(scale).length === 0) throw new UsageError('seed --demo | seed --creators N --videos N --channels N --live N');
+  if (!demo && Object.keys(scale).length === 0) throw new UsageError(`name what to seed (usage: ${usageLine('seed')})`);
   const parsed = scaleFlags.safeParse(scale);
   if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
   return withStore(config, async (store) => {

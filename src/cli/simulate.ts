@@ -1,7 +1,6 @@
 import { runSimulator, type SimulatorKind } from '../upstreams/simulate.js';
 import { flags } from './main.js';
-
-const usage = 'usage: creator-data simulate <twitch|instagram> [--port N]';
+import { usageLine } from './usage.js';
 const kinds: readonly SimulatorKind[] = ['twitch', 'instagram'];
 
 /**
@@ -9,15 +8,15 @@ const kinds: readonly SimulatorKind[] = ['twitch', 'instagram'];
  * absent: any free port, printed on stderr with the variables to use) until SIGINT/SIGTERM.
  */
 export async function simulateCommand(args: string[]): Promise<number> {
-  const { values, positionals } = flags(args, { port: { type: 'string' } });
+  const { values, positionals } = flags(args, { port: { type: 'string' } }, usageLine('simulate'));
   const kind = positionals[0] as SimulatorKind | undefined;
   if (positionals.length !== 1 || !kind || !kinds.includes(kind)) {
-    process.stderr.write(`creator-data simulate: name one simulator, twitch or instagram\n${usage}\n`);
+    process.stderr.write(`creator-data simulate: name one simulator, twitch or instagram (usage: ${usageLine('simulate')})\n`);
     return 2;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!/^\d+$/.test(values.port ?? '0') || !Number.isInteger(port) || port > 65_535) {
-    process.stderr.write(`creator-data simulate: --port must be a port number from 0 to 65535\n${usage}\n`);
+    process.stderr.write(`creator-data simulate: --port must be a port number from 0 to 65535 (usage: ${usageLine('simulate')})\n`);
     return 2;
   }
   const simulator = await runSimulator(kind, port);

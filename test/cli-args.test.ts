@@ -1,0 +1,82 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { commandUsage } from '../src/cli/usage.js';
+import { runCli } from './support/cli.js';
+
+// Help, version and arguments, as an operator types them: each answered before anything is
+// opened. The store is an embedded folder that must never be created (a command that ran would
+// create it), and nothing listens on the database URL's port.
+const untouched = join(tmpdir(), `cds-args-never-${process.pid}-${Date.now()}`);
+const env = { DATA_DIR: untouched, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' };
+const cli = (...args: string[]) => runCli(args, env);
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Stderr is one line that names `what`, the exit code 2, and nothing was opened. */
+function expectRefused(result: Awaited<ReturnType<typeof cli>>, what: string, args: string[]) {
+  const said = `${args.join(' ')}: ${result.stdout}${result.stderr}`;
+  expect(result.code, said).toBe(2);
+  expect(result.stdout, said).toBe('');
+  expect(result.stderr.trimEnd().split('\n'), said).toHaveLength(1);
+  expect(result.stderr, said).toContain(what);
+  expect(result.stderr, said).not.toMatch(/\n\s+at /);
+  expect(existsSync(untouched), said).toBe(false);
+}
+
+describe('creator-data help and version', { timeout: 60_000 }, () => {
+  it('--help, -h and help print every command on stdout and exit 0', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(/^usage: creator-data <command>/);
+      for (const usages of Object.values(commandUsage)) for (const { line } of usages) expect(result.stdout).toContain(`creator-data ${line}`);
+    }
+  });
+
+  it('<command> --help and -h print that command\'s usage, exit 0, and run nothing', async () => {
+    for (const command of Object.keys(commandUsage) as (keyof typeof commandUsage)[]) {
+      for (const flag of ['--help', '-h']) {
+        const result = await cli(command, flag);
+        const said = `${command} ${flag}: ${result.stdout}${result.stderr}`;
+        expect(result.code, said).toBe(0);
+        expect(result.stderr, said).toBe('');
+        expect(result.stdout, said).toMatch(/^usage: creator-data /);
+        for (const { line } of commandUsage[command]) expect(result.stdout, said).toContain(`creator-data ${line}`);
+        expect(existsSync(untouched), said).toBe(false);
+      }
+    }
+    // With other arguments around it, and `help <command>`.
+    for (const args of [['start', '--port', '9', '--help'], ['import', 'creators', 'x.ndjson', '-h'], ['help', 'import']]) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stdout).toContain(`creator-data ${commandUsage[args[0] === 'help' ? 'import' : (args[0] as 'start')][0].line}`);
+    }
+    expect(existsSync(untouched)).toBe(false);
+  });
+
+  it('keys <sub> --help prints that subcommand\'s line only', async () => {
+    for (const { sub, line } of commandUsage.keys) {
+      const result = await cli('keys', sub, '--help');
+      expect(result.code, sub).toBe(0);
+      expect(result.stdout.startsWith(`usage: creator-data ${line}`), result.stdout).toBe(true);
+      expect(result.stdout.trimEnd().split('\n')).toHaveLength(1);
+    }
+    const all = await cli('keys', '--help');
+    expect(all.stdout.trimEnd().split('\n')).toHaveLength(commandUsage.keys.length);
+  });
+
+  it('--version prints the package version', async () => {
+    const result = await cli('--version');
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('no command prints the usage on stderr with exit code 2; an unknown one is one line naming it', async () => {
+    const none = await cli();
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^usage: creator-data <command>/);
+    expectRefused(await cli('nope'), '"nope"', ['nope']);
+    expectRefused(await cli('help', 'nope'), '"nope"', ['help', 'nope']);
+  });
+});
