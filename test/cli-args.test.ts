@@ -80,3 +80,40 @@ describe('creator-data help and version', { timeout: 60_000 }, () => {
     expectRefused(await cli('help', 'nope'), '"nope"', ['help', 'nope']);
   });
 });
+
+describe('creator-data arguments', { timeout: 60_000 }, () => {
+  it('a command that takes no arguments refuses a flag or a word, naming it', async () => {
+    for (const [args, named] of [
+      [['schema', '--bogus'], '--bogus'],
+      [['openapi', '--json'], '--json'],
+      [['migrate', 'extra', '--foo'], '--foo'],
+      [['migrate', 'extra'], '"extra"'],
+      [['start', '--port', '9'], '--port'],
+      [['serve', 'now'], '"now"'],
+      [['schema', '-x'], '-x'],
+    ] as [string[], string][]) {
+      expectRefused(await cli(...args), named, args);
+    }
+  });
+
+  it('a count flag that is not a whole number is refused naming the flag; a repeated flag too', async () => {
+    for (const [args, named] of [
+      [['keys', 'create', '--quota', '-5'], '--quota must be a whole number'],
+      [['keys', 'create', '--quota=-5'], '--quota must be a whole number'],
+      [['keys', 'create', '--rate', '-1'], '--rate must be a whole number'],
+      [['keys', 'create', '--plan', 'pro', '--plan', 'trial'], '--plan given more than once'],
+      [['keys', 'create', '--json', '--json'], '--json given more than once'],
+      [['usage', '--account', 'a', '--account', 'b'], '--account given more than once'],
+      [['keys', 'create', '--plan', '--json'], '--plan needs a value'],
+      [['keys', 'create', '--plan'], '--plan needs a value'],
+      [['keys', 'create', '--json=yes'], '--json takes no value'],
+      [['seed', '--creators', '5', '--creators', '6'], '--creators given more than once'],
+      [['import', 'creators', 'a.ndjson', 'b.ndjson'], '"b.ndjson"'],
+      [['import', 'people', 'a.ndjson'], '"people"'],
+    ] as [string[], string][]) {
+      const result = await cli(...args);
+      expectRefused(result, named, args);
+      expect(result.stderr).not.toContain('ambiguous');
+    }
+  });
+});

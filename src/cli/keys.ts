@@ -46,8 +46,8 @@ function keysWork(args: string[]): Work {
       const { json, ...raw } = values;
       const parsed = newKeyOptions.safeParse({
         ...raw,
-        quota: raw.quota === undefined ? undefined : Number(raw.quota),
-        rate: raw.rate === undefined ? undefined : Number(raw.rate),
+        quota: wholeNumber('--quota', raw.quota, 'a whole number of units, 0 or more'),
+        rate: wholeNumber('--rate', raw.rate, 'a whole number of requests per second, 1 or more'),
       });
       if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
       const options = parsed.data;
@@ -108,6 +108,13 @@ function keysWork(args: string[]): Work {
         `${action === undefined ? 'keys: name one of' : `unknown keys command ${JSON.stringify(action)}; one of`} ${keysSubcommands.join(', ')} (creator-data keys --help)`,
       );
   }
+}
+
+/** The digits of a count flag as a number; anything else (`-5`, `1e3`, `lots`) refused naming the flag. */
+function wholeNumber(flag: string, text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be ${what} (got ${JSON.stringify(text)})`);
+  return Number(text);
 }
 
 /** `keys create pro` meant `--plan pro`: a word where only flags go is refused, not ignored. */

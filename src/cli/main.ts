@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { ConfigError, type Config, loadConfig } from '../config.js';
-import { commandHelp, isCommand, topHelp, type CommandName } from './usage.js';
+import { commandHelp, isCommand, topHelp, usageLine, type CommandName } from './usage.js';
 
 // `creator-data <command>`: every command honours the variables of docs/contract/decisions.md §7.
 // Usage texts: usage.ts.
@@ -65,15 +65,23 @@ function asksForHelp(args: string[]): boolean {
   return false;
 }
 
+/** A command that takes no arguments: any is refused, not ignored. */
+function noArguments(command: CommandName, args: string[]): void {
+  const { positionals } = flags(args, {}, usageLine(command));
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (usage: ${usageLine(command)})`);
+}
+
 async function run(command: CommandName, rest: string[], config: Config): Promise<number> {
   try {
     switch (command) {
       case 'start':
       case 'serve': {
+        noArguments(command, rest);
         const { serve } = await import('./serve.js');
         return await serve(config, { seedDemo: command === 'start' });
       }
       case 'migrate': {
+        noArguments(command, rest);
         const { withStore } = await import('./store.js');
         return await withStore(config, async (_store, applied) => {
           process.stderr.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
@@ -81,11 +89,13 @@ async function run(command: CommandName, rest: string[], config: Config): Promis
         });
       }
       case 'schema': {
+        noArguments(command, rest);
         const { printSchemaSDL } = await import('../schema/index.js');
         process.stdout.write(printSchemaSDL());
         return 0;
       }
       case 'openapi': {
+        noArguments(command, rest);
         const { openApiJson } = await import('../rest/openapi.js');
         process.stdout.write(openApiJson());
         return 0;
@@ -162,14 +172,34 @@ function portRefusal(error: unknown): string | null {
   return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT)` : null;
 }
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+type Options = Record<string, { type: 'string' | 'boolean' }>;
 type Flags<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>>;
 
-/** The command's flags and operands; a parse error quotes the command's `usage`. */
+/**
+ * The command's flags and operands. Refused with a UsageError naming the flag and quoting `usage`:
+ * an unknown flag, a flag given twice, a string flag without a value (`--plan --json` is not the
+ * plan "--json"), a boolean flag given one (`--json=yes`). A value that is a negative number is a
+ * value (`--quota -5`), for the command's own check to name. After `--` everything is an operand.
+ */
 export function flags<const O extends Options>(args: string[], options: O, usage: string): Flags<O> {
-  try {
-    return parseArgs({ args, options, allowPositionals: true as const, strict: true as const });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message} (usage: ${usage})`);
+  const refuse = (problem: string) => new UsageError(`${problem} (usage: ${usage})`);
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    if (!option) throw refuse(`unknown option ${token.rawName}`);
+    if (Object.hasOwn(values, token.name)) throw refuse(`${token.rawName} given more than once`);
+    if (option.type === 'boolean') {
+      if (token.value !== undefined) throw refuse(`${token.rawName} takes no value`);
+      values[token.name] = true;
+      continue;
+    }
+    const taken = token.inlineValue === false && token.value !== undefined && token.value.startsWith('-') && !/^-\d/.test(token.value);
+    if (token.value === undefined || taken) throw refuse(`${token.rawName} needs a value`);
+    values[token.name] = token.value;
   }
+  return { values, positionals } as unknown as Flags<O>;
 }
