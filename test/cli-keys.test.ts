@@ -102,6 +102,11 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect(badPlan.code).toBe(2);
     expect(badPlan.stderr).toContain('gold');
     expect((await cli('keys', 'rotate', 'key_nope')).code).toBe(2);
+    // An id naming no account is said as `usage` says it, not listed as no keys.
+    for (const args of [['keys', 'list', '--account', 'acct_nosuch'], ['usage', '--account', 'acct_nosuch']]) {
+      const unknown = await cli(...args);
+      expect(unknown, args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: 'creator-data: no account acct_nosuch\n' });
+    }
     expect((await cli('keys', 'create', '--bogus')).code).toBe(2);
     // A folder given to import: a clear refusal, no stack trace.
     const folder = await cli('import', 'creators', tmpdir());

@@ -77,7 +77,10 @@ function keysWork(args: string[]): Work {
       const { values, positionals } = flags(rest, { account: { type: 'string' } }, usageLine('keys', 'list'));
       onlyFlags(positionals, usageLine('keys', 'list'));
       return async (db) => {
-        process.stdout.write(`${JSON.stringify(await listKeys(db, values.account), null, 2)}\n`);
+        const keys = await listKeys(db, values.account);
+        // An account without keys lists none; an id that names no account is a mistake, said as `usage` says it.
+        if (values.account && keys.length === 0 && (await accountUsage(db, values.account)).length === 0) throw new UsageError(`no account ${values.account}`);
+        process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
         return 0;
       };
     }
