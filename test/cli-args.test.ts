@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandUsage } from '../src/cli/usage.js';
 import { runCli } from './support/cli.js';
@@ -8,6 +10,7 @@ import { runCli } from './support/cli.js';
 // Help, version and arguments, as an operator types them: each answered before anything is
 // opened. The store is an embedded folder that must never be created (a command that ran would
 // create it), and nothing listens on the database URL's port.
+const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
 const untouched = join(tmpdir(), `cds-args-never-${process.pid}-${Date.now()}`);
 const env = { DATA_DIR: untouched, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' };
 const cli = (...args: string[]) => runCli(args, env);
@@ -114,6 +117,26 @@ describe('creator-data arguments', { timeout: 60_000 }, () => {
       const result = await cli(...args);
       expectRefused(result, named, args);
       expect(result.stderr).not.toContain('ambiguous');
+    }
+  });
+});
+
+describe('creator-data output into a closed pipe', { timeout: 60_000 }, () => {
+  /** `creator-data …` whose stdout's reader has gone before it writes (`creator-data openapi | head -0`). */
+  function closedReader(args: string[]): Promise<{ code: number | null; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stderr }));
+    });
+  }
+
+  it('ends quietly with exit code 141, as a Unix tool killed by SIGPIPE', async () => {
+    for (const args of [['openapi'], ['schema'], ['--help'], ['keys', '--help']]) {
+      expect(await closedReader(args), args.join(' ')).toEqual({ code: 141, stderr: '' });
     }
   });
 });

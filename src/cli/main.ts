@@ -7,6 +7,12 @@ import { commandHelp, isCommand, topHelp, usageLine, type CommandName } from './
 // Usage texts: usage.ts.
 
 export async function main(argv: string[]): Promise<number> {
+  watchOutputs();
+  const code = await answer(argv);
+  return code === 0 && stdoutClosed ? STDOUT_CLOSED : code;
+}
+
+async function answer(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const answered = helpOrVersion(command, rest);
   if (answered !== null) return answered;
@@ -63,6 +69,32 @@ function asksForHelp(args: string[]): boolean {
     if (arg === '--help' || arg === '-h') return true;
   }
   return false;
+}
+
+/** Exit code once stdout's reader has gone (`creator-data openapi | head -1`): 128 + SIGPIPE, as `cat` or `seq` end. */
+const STDOUT_CLOSED = 141;
+let stdoutClosed = false;
+let watching = false;
+
+/**
+ * A reader that closed the pipe early ends the output quietly: EPIPE on stdout stops the writing
+ * (later writes are dropped) and the exit code becomes 141, the code of a Unix tool killed by
+ * SIGPIPE, so `set -o pipefail` scripts see what they see from any other tool, and a key printed
+ * into a closed pipe (shown once, lost) does not pass for printed. EPIPE on stderr is ignored:
+ * there is nowhere left to say anything, and the command (an import) goes on.
+ */
+function watchOutputs(): void {
+  if (watching) return;
+  watching = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+    // The pipe may close after main() returned (the bin set its code): the code is set here too.
+    if (!process.exitCode) process.exitCode = STDOUT_CLOSED;
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
 }
 
 /** A command that takes no arguments: any is refused, not ignored. */
