@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestStore, type TestStore } from './support/store.js';
+
+// `creator-data import` in its own process, as an operator runs it, against the test's PostgreSQL
+// database or an embedded folder the test opens once the command has exited.
+const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
+let env: Record<string, string>;
+let testStore: TestStore | null = null;
+let dataDir: string | null = null;
+
+beforeAll(async () => {
+  if (process.env.TEST_DATABASE_URL) {
+    testStore = await createTestStore();
+    env = { DATABASE_URL: testStore.databaseUrl!, DATA_DIR: '' };
+  } else {
+    dataDir = mkdtempSync(join(tmpdir(), 'cds-cli-import-'));
+    env = { DATA_DIR: dataDir, DATABASE_URL: '' };
+  }
+});
+afterAll(async () => {
+  await testStore?.close();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Ended {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `creator-data …` (through `sh -c` when `shell` redirects its descriptors) with stdin as given. */
+function run(args: string[], stdin: 'pipe' | 'ignore' | number, shell?: string): Promise<Ended> {
+  const [command, argv] = shell ? ['sh', ['-c', `exec "$0" "$@" ${shell}`, process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]];
+  const child = spawn(command as string, argv as string[], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('creator-data import from stdin', { timeout: 120_000 }, () => {
+  it.runIf(process.platform === 'linux')('a closed stdin is one line naming stdin and exit code 1, not an empty import', async () => {
+    const ended = await run(['import', 'creators', '-'], 'pipe', '<&-');
+    expect(ended).toEqual({ code: 1, stdout: '', stderr: 'creator-data: cannot read stdin: it is closed (give the file, or redirect it with <)\n' });
+  });
+
+  it('a stdin that cannot be read (open for writing only: EBADF) is one line naming stdin, exit code 1', async () => {
+    const writeOnly = openSync('/dev/null', 'w');
+    try {
+      const ended = await run(['import', 'creators', '-'], writeOnly);
+      expect(ended.code, ended.stderr).toBe(1);
+      // On PostgreSQL the bulk load's notes come first (an empty table: its indexes are built after).
+      expect(ended.stderr.trimEnd().split('\n').at(-1)).toBe('creator-data: cannot read stdin: EBADF; running the import again is safe (it upserts)');
+      expect(ended.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      closeSync(writeOnly);
+    }
+  });
+
+  it('an empty stdin (< /dev/null, or an ignored one) is a valid empty import', async () => {
+    for (const [stdin, shell] of [['pipe', '< /dev/null'], ['ignore', undefined]] as const) {
+      const ended = await run(['import', 'creators', '-'], stdin, shell);
+      expect(ended.code, ended.stderr).toBe(0);
+      expect(ended.stderr).toMatch(/^import creators: done, 0 lines, 0 loaded, 0 rejected/m);
+    }
+  });
+});
