@@ -3,7 +3,10 @@ import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../src/store/connect.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // `creator-data import` in its own process, as an operator runs it, against the test's PostgreSQL
@@ -26,6 +29,16 @@ afterAll(async () => {
   await testStore?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
+
+async function withDb<T>(work: (store: Store) => Promise<T>): Promise<T> {
+  if (testStore) return work(testStore);
+  const store = await openStore({ dataDir: dataDir! });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
 
 interface Ended {
   code: number | null;
@@ -72,5 +85,47 @@ describe('creator-data import from stdin', { timeout: 120_000 }, () => {
       expect(ended.code, ended.stderr).toBe(0);
       expect(ended.stderr).toMatch(/^import creators: done, 0 lines, 0 loaded, 0 rejected/m);
     }
+  });
+});
+
+describe('creator-data import stopped by a signal', { timeout: 120_000 }, () => {
+  /**
+   * Imports 12,000 creators from a stdin held open, and sends `signal` once the progress line says
+   * 10,000 lines are loaded: the two batches of 5,000 read so far, the rest of the input waiting.
+   */
+  async function interrupt(signal: 'SIGINT' | 'SIGTERM', prefix: string): Promise<Ended & { stored: number }> {
+    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.on('error', () => {});
+    const ended = new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code) => resolve(code));
+    });
+    const lines = Array.from({ length: 12_000 }, (_, i) => `${JSON.stringify({ user_id: `${prefix}${i + 1}`, username: `${prefix}${i + 1}` })}\n`);
+    child.stdin.write(lines.join(''));
+    for (let waited = 0; waited < 90_000 && !/10,000 lines/.test(stderr) && child.exitCode === null; waited += 100) await sleep(100);
+    expect(stderr).toMatch(/10,000 lines, 10,000 loaded/);
+    child.kill(signal);
+    const code = await ended;
+    const stored = await withDb(async ({ db }) => {
+      const { rows } = await sql<{ n: string | number }>`SELECT count(*) AS n FROM creators WHERE user_id LIKE ${`${prefix}%`}`.execute(db);
+      return Number(rows[0].n);
+    });
+    return { code, stdout, stderr, stored };
+  }
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s: stops reading, commits what it wrote, says how many lines are loaded, exits %i', async (signal, exitCode) => {
+    const ended = await interrupt(signal, `sig${signal.toLowerCase()}_`);
+    expect(ended.code, ended.stderr).toBe(exitCode);
+    const last = ended.stderr.trimEnd().split('\n').at(-1);
+    expect(last).toBe(`import creators: stopped by ${signal} after line 10,000: 10,000 loaded, 0 rejected; running the import again is safe (it upserts)`);
+    expect(ended.stored).toBe(10_000);
+    expect(ended.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -37,16 +37,29 @@ export async function importCommand(config: Config, args: string[]): Promise<num
   // one line naming the input, not a stack. Batches loaded before it stay loaded.
   let readError: NodeJS.ErrnoException | undefined;
   input.on('error', (error: NodeJS.ErrnoException) => (readError ??= error));
-  return withStore(config, async (store) => {
-    try {
-      const result = await runImport(store, kind as ImportKind, input, process.stderr);
-      return result.rejected > 0 ? 1 : 0;
-    } catch (error) {
-      if (!readError || error !== readError) throw error;
-      process.stderr.write(`creator-data: cannot read ${name}: ${readError.code ?? readError.message}; running the import again is safe (it upserts)\n`);
-      return 1;
-    }
-  });
+  // SIGINT or SIGTERM: the import stops reading, commits the batch being written, says how many
+  // lines it loaded and exits 130 or 143 (128 + the signal's number). A second one ends the process
+  // at once (node's default once the handler is gone), rolling back what is not committed.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await withStore(config, async (store) => {
+      try {
+        const result = await runImport(store, kind as ImportKind, input, process.stderr, { signal: stop.signal });
+        if (result.stopped) return stop.signal.reason === 'SIGTERM' ? 143 : 130;
+        return result.rejected > 0 ? 1 : 0;
+      } catch (error) {
+        if (!readError || error !== readError) throw error;
+        process.stderr.write(`creator-data: cannot read ${name}: ${readError.code ?? readError.message}; running the import again is safe (it upserts)\n`);
+        return 1;
+      }
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import type { Row } from '../store/bulk-tables.js';
 import { statementTransport, type WriteRows } from '../store/bulk.js';
 import type { EncodedRows } from '../store/copy-text.js';
@@ -13,6 +14,17 @@ export { importKinds, type ImportKind };
 export interface ImportResult {
   loaded: number;
   rejected: number;
+  /** True when `signal` stopped the import before its input ended. */
+  stopped?: boolean;
+}
+
+export interface ImportOptions {
+  /**
+   * Stops the import (SIGINT, SIGTERM: its reason names the signal): reading stops, the batch being
+   * written is finished and committed, batches read but not yet being written are dropped, and the
+   * closing line says how many lines were loaded. Once the input has ended it changes nothing.
+   */
+  signal?: AbortSignal;
 }
 
 /** Lines per batch: validated together, checked against the database together, written by one COPY or a few statements. */
@@ -35,6 +47,7 @@ export async function runImport(
   kind: ImportKind,
   input: NodeJS.ReadableStream,
   stderr: NodeJS.WritableStream,
+  { signal }: ImportOptions = {},
 ): Promise<ImportResult> {
   const { kind: recordKind } = importers[kind];
   // Categories resolve levels against the categories committed before each batch: statements, a
@@ -46,9 +59,24 @@ export async function runImport(
   let loaded = 0;
   let rejected = 0;
   let reportedProgress = 0;
+  // The last line of the last batch written, and whether a signal stopped the reading before the end.
+  let writtenThrough = 0;
+  let readEnded = false;
+  let stopped = false;
+  const stopping = new Promise<void>((resolve) => {
+    const stop = () => {
+      if (readEnded) return;
+      stopped = true;
+      resolve();
+    };
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
+  });
 
   /** Checks a validated batch against the database, writes what loads, reports its rejected lines. */
   const load = async (write: WriteRows, batch: ProcessedBatch, lastLine: number, dropped: LineMessage[]) => {
+    // Read before the signal, not yet being written: dropped with the rest of the input.
+    if (stopped) return;
     const { rows, rejections } = await loadable(store, batch);
     if (Array.isArray(rows) ? rows.length > 0 : rows.copyText !== '') await write(rows);
     const messages: LineMessage[] = [
@@ -58,6 +86,7 @@ export async function runImport(
     ];
     loaded += batch.lines.length - rejections.length;
     rejected += messages.length;
+    writtenThrough = lastLine;
     messages.sort((a, b) => a.line - b.line);
     for (const message of messages) stderr.write(`line ${message.line}: ${message.text}\n`);
     if (lastLine - reportedProgress >= PROGRESS_EVERY_LINES) {
@@ -77,8 +106,20 @@ export async function runImport(
       // Loads chain in line order; reading runs ahead by at most one batch per validation thread.
       let loading: Promise<void> = Promise.resolve();
       const ahead: Promise<void>[] = [];
+      const reading = readBatches(input, BATCH_LINES);
+      const stopped$ = stopping.then(() => null);
       try {
-        for await (const { text, firstLine, lines, dropped } of readBatches(input, BATCH_LINES)) {
+        for (;;) {
+          // A signal stops the reading at once, even while the input is silent (a pipe held open).
+          const next = reading.next();
+          const step = await Promise.race([next, stopped$]);
+          if (step === null) {
+            next.catch(() => {});
+            (input as Partial<Readable>).destroy?.();
+            break;
+          }
+          if (step.done) break;
+          const { text, firstLine, lines, dropped } = step.value;
           if (batches++ === 1 && bulk.takesEncodedRows) validator = workerValidator(kind, encoding);
           lineNumber = firstLine + lines - 1;
           const lastLine = lineNumber;
@@ -90,6 +131,7 @@ export async function runImport(
           ahead.push(loading);
           if (ahead.length > validator.threads + 1) await ahead.shift();
         }
+        readEnded = !stopped;
         await loading;
       } finally {
         await validator.close();
@@ -97,6 +139,14 @@ export async function runImport(
     },
     note,
   );
+  if (stopped) {
+    // Every batch written is committed now; its rows would be written again the same way.
+    stderr.write(
+      `import ${kind}: stopped by ${String(signal?.reason ?? 'a signal')} after line ${formatCount(writtenThrough)}: ${formatCount(loaded)} loaded, ` +
+        `${formatCount(rejected)} rejected; running the import again is safe (it upserts)\n`,
+    );
+    return { loaded, rejected, stopped };
+  }
   await bulk.vacuumAnalyze(recordKind.table, note);
 
   const seconds = (performance.now() - started) / 1000;
