@@ -19,7 +19,7 @@ export const commandUsage = {
   schema: [{ line: 'schema', about: 'print the GraphQL schema (SDL)' }],
   openapi: [{ line: 'openapi', about: 'print the OpenAPI 3.1 document of the REST routes' }],
   seed: [
-    { line: 'seed --demo', about: 'load the demo set' },
+    { line: 'seed --demo', about: 'load the demo set, over any row with the same id' },
     { line: 'seed --creators N --videos N --channels N --live N', about: 'benchmark-scale data' },
   ],
   import: [{ line: `import <${importKinds.join('|')}> <file.ndjson|->`, about: 'upsert NDJSON records (- reads stdin)' }],
