@@ -72,6 +72,8 @@ export interface Config {
   rowCacheRows: number;
   /** V8 grows the old generation by this percent of the live heap before its next full collection. */
   heapGrowthPercent: number;
+  /** pino's level (LOG_LEVEL); createLogger reads it from the environment, checked here first. */
+  logLevel: string;
 }
 
 /** A setting that cannot be used as it is: the CLI prints its message, one line, and exits 1. */
@@ -79,12 +81,33 @@ export class ConfigError extends Error {}
 
 const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
 
-function integer(name: string, value: string | undefined, fallback: number): number {
+function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new ConfigError(`${name} must be a non-negative integer`);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    throw new ConfigError(max === Number.MAX_SAFE_INTEGER ? `${name} must be a non-negative integer` : `${name} must be an integer from ${min} to ${max}`);
+  }
   return parsed;
 }
+
+/**
+ * The longest delay Node's timers take (about 24.8 days): past it a timer fires after 1 ms, with a
+ * TimeoutOverflowWarning each time. It is also PostgreSQL's largest statement_timeout.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration setting (`*_MS`): from `min`, below which it could never work, to what a timer can wait. */
+function milliseconds(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > MAX_TIMER_MS) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS}`);
+  }
+  return parsed;
+}
+
+/** A TCP port (PORT, METRICS_PORT); 0: any free one. */
+const port = (name: string, value: string | undefined, fallback: number) => integer(name, value, fallback, 0, 65_535);
 
 /**
  * DATABASE_URL, DATABASE_READ_URL: a postgres:// URL that parses (pg reads what does not as a host
@@ -161,6 +184,67 @@ function partitions(value: string | undefined): number {
   return count;
 }
 
+/** INSTAGRAM_UPSTREAM_URL, TWITCH_API_URL: the base of an HTTP API. Not repeated in the message: it may hold credentials. */
+function httpUrl(name: string, value: string | undefined): string | undefined {
+  const set = nonEmpty(value);
+  if (set === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(set).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL`);
+  return set;
+}
+
+/** The collector calls the platform with all three (docs/contract/decisions.md §8): one set alone would fail at every pass. */
+function twitch(env: NodeJS.ProcessEnv): Config['twitch'] {
+  const apiUrl = httpUrl('TWITCH_API_URL', env.TWITCH_API_URL);
+  if (apiUrl === undefined) return undefined;
+  const clientId = nonEmpty(env.TWITCH_CLIENT_ID);
+  const token = nonEmpty(env.TWITCH_TOKEN);
+  const missing = [clientId === undefined && 'TWITCH_CLIENT_ID', token === undefined && 'TWITCH_TOKEN'].filter(Boolean);
+  if (missing.length > 0) throw new ConfigError(`TWITCH_API_URL is set without ${missing.join(' and ')}: the live-stream collector needs all three`);
+  return { apiUrl, clientId: clientId!, token: token! };
+}
+
+/** pino's levels: anything else throws from inside the logger. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(value: string | undefined): string {
+  if (value === undefined || value === '') return 'info';
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return value;
+}
+
+/**
+ * The contract's bounds of one GraphQL operation (docs/contract/decisions.md §6.1): GRAPHQL_MAX_UNITS
+ * and GRAPHQL_MAX_NODES may lower them, never raise them. Below one search of a full page (100
+ * units, 100 nodes) no search could run through GraphQL.
+ */
+export const CONTRACT_MAX_OPERATION_UNITS = 10_000;
+export const CONTRACT_MAX_OPERATION_NODES = 50_000;
+const MIN_OPERATION_BOUND = 100;
+
+/**
+ * MAX_BODY_BYTES: the largest valid search body, every list and text at its limit, is 5.4 KB
+ * (test/config.test.ts); 16 KiB leaves room for whitespace and GraphQL documents. The most: what a
+ * string can hold once read, with room to spare (V8's limit is about 512 MiB).
+ */
+export const BODY_BYTES_MIN = 16 * 1024;
+export const BODY_BYTES_MAX = 256 * 1024 * 1024;
+
+/** SEARCH_SNAPSHOT_EVERY_MS: 0 (only after a full load and at shutdown), or an interval a write (seconds at 1M rows) fits in. */
+function snapshotEvery(value: string | undefined): number {
+  if (value !== undefined && value.trim() !== '' && Number(value) === 0) return 0;
+  try {
+    return milliseconds('SEARCH_SNAPSHOT_EVERY_MS', value, 10 * 60_000, 1_000);
+  } catch {
+    throw new ConfigError(`SEARCH_SNAPSHOT_EVERY_MS must be 0 (no periodic write) or a whole number of milliseconds from 1000 to ${MAX_TIMER_MS}`);
+  }
+}
+
 /** A folder setting (SEARCH_SNAPSHOT_DIR, REFUND_JOURNAL_DIR), or off; unset: `folder` beside the embedded store's files, unless those live in memory. */
 function besideData(value: string | undefined, dataDir: string, folder: string): string | undefined {
   const set = nonEmpty(value);
@@ -169,43 +253,44 @@ function besideData(value: string | undefined, dataDir: string, folder: string):
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const twitchUrl = nonEmpty(env.TWITCH_API_URL);
   return {
-    port: integer('PORT', env.PORT, 8080),
+    port: port('PORT', env.PORT, 8080),
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     databaseUrl: databaseUrl('DATABASE_URL', env.DATABASE_URL),
     databaseReadUrl: databaseUrl('DATABASE_READ_URL', env.DATABASE_READ_URL),
     transactionPooler: poolerMode(env.DATABASE_POOLER),
     dataDir: nonEmpty(env.DATA_DIR) ?? './.data',
     redisUrl: redisUrl(env.REDIS_URL),
-    instagramUpstreamUrl: nonEmpty(env.INSTAGRAM_UPSTREAM_URL),
-    upstreamTimeoutMs: integer('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 10_000),
-    twitch: twitchUrl
-      ? { apiUrl: twitchUrl, clientId: env.TWITCH_CLIENT_ID ?? '', token: env.TWITCH_TOKEN ?? '' }
-      : undefined,
-    adminToken: nonEmpty(env.ADMIN_TOKEN),
-    metricsPort: nonEmpty(env.METRICS_PORT) === undefined ? undefined : integer('METRICS_PORT', env.METRICS_PORT, 0),
-    statementTimeoutMs: integer('STATEMENT_TIMEOUT_MS', env.STATEMENT_TIMEOUT_MS, 15_000),
-    connectTimeoutMs: integer('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 2_000),
-    poolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10),
-    maxBodyBytes: integer('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 64 * 1024),
-    maxOperationUnits: integer('GRAPHQL_MAX_UNITS', env.GRAPHQL_MAX_UNITS, 10_000),
-    keylessCpuMsPerSecond: integer('KEYLESS_CPU_MS_PER_S', env.KEYLESS_CPU_MS_PER_S, 200),
-    keylessCpuBurstMs: integer('KEYLESS_CPU_BURST_MS', env.KEYLESS_CPU_BURST_MS, 2_000),
-    maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, 50_000),
-    shutdownGraceMs: integer('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000),
+    instagramUpstreamUrl: httpUrl('INSTAGRAM_UPSTREAM_URL', env.INSTAGRAM_UPSTREAM_URL),
+    upstreamTimeoutMs: milliseconds('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 10_000, 100),
+    twitch: twitch(env),
+    adminToken: secret('ADMIN_TOKEN', nonEmpty(env.ADMIN_TOKEN)),
+    metricsPort: nonEmpty(env.METRICS_PORT) === undefined ? undefined : port('METRICS_PORT', env.METRICS_PORT, 0),
+    // The client's own query timeout is this plus 5 s, kept within a timer's range (src/store/connect.ts).
+    statementTimeoutMs: milliseconds('STATEMENT_TIMEOUT_MS', env.STATEMENT_TIMEOUT_MS, 15_000, 100),
+    // pg reads 0 as "wait forever"; below 50 ms not even a local connection is made.
+    connectTimeoutMs: milliseconds('DB_CONNECT_TIMEOUT_MS', env.DB_CONNECT_TIMEOUT_MS, 2_000, 50),
+    poolSize: integer('DB_POOL_SIZE', env.DB_POOL_SIZE, 10, 1, 1_000),
+    maxBodyBytes: integer('MAX_BODY_BYTES', env.MAX_BODY_BYTES, 64 * 1024, BODY_BYTES_MIN, BODY_BYTES_MAX),
+    maxOperationUnits: integer('GRAPHQL_MAX_UNITS', env.GRAPHQL_MAX_UNITS, CONTRACT_MAX_OPERATION_UNITS, MIN_OPERATION_BOUND, CONTRACT_MAX_OPERATION_UNITS),
+    // A second's worth at most: one thread has no more CPU to give.
+    keylessCpuMsPerSecond: integer('KEYLESS_CPU_MS_PER_S', env.KEYLESS_CPU_MS_PER_S, 200, 1, 1_000),
+    keylessCpuBurstMs: milliseconds('KEYLESS_CPU_BURST_MS', env.KEYLESS_CPU_BURST_MS, 2_000, 1),
+    maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, CONTRACT_MAX_OPERATION_NODES, MIN_OPERATION_BOUND, CONTRACT_MAX_OPERATION_NODES),
+    shutdownGraceMs: milliseconds('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000, 0),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
-    searchPollMs: integer('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500),
+    searchPollMs: milliseconds('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500, 10),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
     searchPartitions: partitions(env.SEARCH_PARTITIONS),
     searchSnapshotDir: besideData(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'search-snapshots'),
     refundJournalDir: besideData(env.REFUND_JOURNAL_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'refunds-owed'),
-    searchSnapshotEveryMs: integer('SEARCH_SNAPSHOT_EVERY_MS', env.SEARCH_SNAPSHOT_EVERY_MS, 10 * 60_000),
-    keyCacheMs: integer('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000),
+    searchSnapshotEveryMs: snapshotEvery(env.SEARCH_SNAPSHOT_EVERY_MS),
+    keyCacheMs: milliseconds('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000, 0),
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
     rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 10_000),
     heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
+    logLevel: logLevel(env.LOG_LEVEL),
   };
 }

@@ -115,7 +115,7 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     expect(expectOneLineExit1(read)).toMatch(/^creator-data: DATABASE_READ_URL is not a valid URL/);
     const redis = await runToEnd(['serve'], { DATA_DIR: 'memory://', REDIS_URL: `redis://:${SECRET}@127.0.0.1:99999` });
     expect(expectOneLineExit1(redis)).toMatch(/^creator-data: REDIS_URL is not a valid URL/);
-    expect(expectOneLineExit1(await runToEnd(['serve'], { DATA_DIR: 'memory://', PORT: 'eighty' }))).toBe('creator-data: PORT must be a non-negative integer');
+    expect(expectOneLineExit1(await runToEnd(['serve'], { DATA_DIR: 'memory://', PORT: 'eighty' }))).toBe('creator-data: PORT must be an integer from 0 to 65535');
   });
 
   it('a PORT or METRICS_PORT another process listens on: one line naming it, exit code 1, nothing left running', async () => {
@@ -132,6 +132,26 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
+  });
+
+  it.each([
+    ['DB_POOL_SIZE', '0', 'DB_POOL_SIZE must be an integer from 1 to 1000'],
+    ['DB_CONNECT_TIMEOUT_MS', '0', 'DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds from 50 to 2147483647'],
+    ['SEARCH_POLL_MS', '99999999999', 'SEARCH_POLL_MS must be a whole number of milliseconds from 10 to 2147483647'],
+    ['STATEMENT_TIMEOUT_MS', '99999999999', 'STATEMENT_TIMEOUT_MS must be a whole number of milliseconds from 100 to 2147483647'],
+    ['UPSTREAM_TIMEOUT_MS', '0', 'UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds from 100 to 2147483647'],
+    ['GRAPHQL_MAX_UNITS', '99999999', 'GRAPHQL_MAX_UNITS must be an integer from 100 to 10000'],
+    ['GRAPHQL_MAX_NODES', '50001', 'GRAPHQL_MAX_NODES must be an integer from 100 to 50000'],
+    ['MAX_BODY_BYTES', '0', 'MAX_BODY_BYTES must be an integer from 16384 to 268435456'],
+    ['PORT', '99999', 'PORT must be an integer from 0 to 65535'],
+    ['METRICS_PORT', '70000', 'METRICS_PORT must be an integer from 0 to 65535'],
+    ['LOG_LEVEL', 'verbose', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['INSTAGRAM_UPSTREAM_URL', 'ftp://x', 'INSTAGRAM_UPSTREAM_URL must be an http:// or https:// URL'],
+    ['TWITCH_API_URL', 'http://127.0.0.1:1', 'TWITCH_API_URL is set without TWITCH_CLIENT_ID and TWITCH_TOKEN: the live-stream collector needs all three'],
+    ['ADMIN_TOKEN', SECRET, 'ADMIN_TOKEN must be at least 32 characters'],
+  ])('%s=%s: one line naming it, exit code 1', async (name, value, said) => {
+    const ended = await runToEnd(['serve'], { DATA_DIR: 'memory://', TWITCH_CLIENT_ID: '', TWITCH_TOKEN: '', [name]: value });
+    expect(expectOneLineExit1(ended)).toBe(`creator-data: ${said}`);
   });
 
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {

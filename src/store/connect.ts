@@ -116,7 +116,8 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
     // Never wait forever: not for a pool slot, not for a server that does not answer a connect,
     // not for a reply on a socket that silently died (the server's own timeout plus a margin).
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
-    query_timeout: statementTimeoutMs + 5_000,
+    // Within a timer's range: past 2^31 - 1 ms Node fires it at once (STATEMENT_TIMEOUT_MS may be that).
+    query_timeout: Math.min(statementTimeoutMs + 5_000, 2 ** 31 - 1),
     keepAlive: true,
     idleTimeoutMillis: 30_000,
     types: { getTypeParser: typeParser as pg.CustomTypesConfig['getTypeParser'] },
