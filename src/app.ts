@@ -7,7 +7,7 @@ import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { openRefundJournal, type RefundJournal } from './access/refund-journal.js';
 import { createAccessService } from './access/service.js';
-import type { Config } from './config.js';
+import { type Config, folderRefused } from './config.js';
 import { answerUnparsedRequest, createFrontDoor, type FrontDoor } from './http/server.js';
 import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
@@ -72,7 +72,11 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     if (config.refundJournalDir) {
       // Named after the database, so two databases can share the folder without taking each other's refunds.
       const database = createHash('sha256').update(await sharedSecret(store.db, 'refund-journal')).digest('hex').slice(0, 16);
-      refundJournal = openRefundJournal(config.refundJournalDir, database);
+      try {
+        refundJournal = openRefundJournal(config.refundJournalDir, database);
+      } catch (error) {
+        throw folderRefused('REFUND_JOURNAL_DIR', config.refundJournalDir, error);
+      }
     }
     // One secret for every process behind the load balancer: configured, or kept in the database.
     realtimeOffsets = createOffsetSeal(

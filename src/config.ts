@@ -79,6 +79,25 @@ export interface Config {
 /** A setting that cannot be used as it is: the CLI prints its message, one line, and exits 1. */
 export class ConfigError extends Error {}
 
+const FOLDER_REFUSALS: Record<string, string> = {
+  ENOTDIR: 'a part of its path is a file',
+  EEXIST: 'a file of that name is there',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+};
+
+/**
+ * A folder a setting names (DATA_DIR, REFUND_JOURNAL_DIR) that cannot be created or written in,
+ * found when it is opened: one line naming the setting, as a ConfigError from loadConfig.
+ */
+export function folderRefused(setting: string, folder: string, error: unknown): ConfigError {
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  const reason = code === undefined ? String(error) : `${code}${FOLDER_REFUSALS[code] ? `: ${FOLDER_REFUSALS[code]}` : ''}`;
+  return new ConfigError(`${setting}: cannot ${syscall === 'mkdir' ? 'create' : 'write in'} the folder ${folder} (${reason})`);
+}
+
 const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
 
 function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {

@@ -154,6 +154,15 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     expect(expectOneLineExit1(ended)).toBe(`creator-data: ${said}`);
   });
 
+  it('a DATA_DIR or REFUND_JOURNAL_DIR that cannot be created: one line naming it, exit code 1', async () => {
+    for (const command of ['serve', 'migrate']) {
+      const data = expectOneLineExit1(await runToEnd([command], { DATABASE_URL: '', DATA_DIR: '/dev/null/x' }));
+      expect(data).toBe('creator-data: DATA_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
+    }
+    const journal = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: '', DATA_DIR: 'memory://', REFUND_JOURNAL_DIR: '/dev/null/x' }));
+    expect(journal).toBe('creator-data: REFUND_JOURNAL_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
+  });
+
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {
     const line = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: `postgres://postgres:${SECRET}@no-such-host.invalid:5432/postgres` }));
     expect(line).toMatch(/^creator-data: cannot use the database at postgres:\/\/postgres@no-such-host\.invalid:5432\/postgres: getaddrinfo ENOTFOUND no-such-host\.invalid$/);

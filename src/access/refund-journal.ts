@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OwedRefund } from '../store/accounts.js';
 
@@ -19,6 +19,8 @@ export interface RefundJournal {
 /** `database` names the database the refunds are owed in: files of another one are not taken over. */
 export function openRefundJournal(folder: string, database: string): RefundJournal {
   mkdirSync(folder, { recursive: true });
+  // Written only while the database is away: a folder that cannot take the file is found now, not then.
+  accessSync(folder, constants.W_OK);
   const ours = new RegExp(`^owed-${database}-[0-9a-f-]+\\.json$`);
   const own = `owed-${database}-${randomUUID()}.json`;
   let saved = false;

@@ -164,6 +164,11 @@ async function run(command: CommandName, rest: string[], config: Config): Promis
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 2;
     }
+    // A setting found unusable only when used (a DATA_DIR or REFUND_JOURNAL_DIR that cannot be created).
+    if (error instanceof ConfigError) {
+      process.stderr.write(`creator-data: ${error.message}\n`);
+      return 1;
+    }
     const refusedPort = portRefusal(error);
     if (refusedPort) {
       process.stderr.write(`creator-data: ${refusedPort}\n`);

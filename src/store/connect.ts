@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
+import { folderRefused } from '../config.js';
 import { parseUtcTimestamp } from '../domain/instant.js';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
@@ -272,7 +273,13 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
   // `memory://` keeps the database in this process only (tests); a folder is locked against a second process.
   const inMemory = dataDir.startsWith('memory://');
   const directory = inMemory ? dataDir : resolve(dataDir);
-  if (!inMemory) mkdirSync(directory, { recursive: true });
+  if (!inMemory) {
+    try {
+      mkdirSync(directory, { recursive: true });
+    } catch (error) {
+      throw folderRefused('DATA_DIR', dataDir, error);
+    }
+  }
   const releaseLock = inMemory ? () => {} : lockDirectory(directory);
   try {
     const pglite = await PGlite.create(directory, { extensions: { pg_trgm }, loadDataDir: inMemory ? options.startFrom : undefined });
@@ -333,7 +340,7 @@ function lockDirectory(directory: string): () => void {
       closeSync(fd);
       return () => rmSync(lockPath, { force: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw folderRefused('DATA_DIR', directory, error);
       const owner = Number(readFileSync(lockPath, 'utf8'));
       if (Number.isInteger(owner) && owner > 0 && processIsAlive(owner)) {
         throw new StoreLockedError(
