@@ -163,6 +163,12 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     expect(journal).toBe('creator-data: REFUND_JOURNAL_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
   });
 
+  it('a HOST that does not resolve is named, not blamed on the database', async () => {
+    const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
+    const host = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, HOST: 'nosuchhost.invalid', PORT: '8089' }));
+    expect(host).toMatch(/^creator-data: cannot listen on nosuchhost\.invalid:8089: getaddrinfo E\w+ nosuchhost\.invalid \(HOST\)$/);
+  });
+
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {
     const line = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: `postgres://postgres:${SECRET}@no-such-host.invalid:5432/postgres` }));
     expect(line).toMatch(/^creator-data: cannot use the database at postgres:\/\/postgres@no-such-host\.invalid:5432\/postgres: getaddrinfo ENOTFOUND no-such-host\.invalid$/);

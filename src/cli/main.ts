@@ -169,7 +169,7 @@ async function run(command: CommandName, rest: string[], config: Config): Promis
       process.stderr.write(`creator-data: ${error.message}\n`);
       return 1;
     }
-    const refusedPort = portRefusal(error);
+    const refusedPort = portRefusal(error, config, command === 'serve' || command === 'start');
     if (refusedPort) {
       process.stderr.write(`creator-data: ${refusedPort}\n`);
       return 1;
@@ -203,8 +203,12 @@ const PORT_REFUSALS: Record<string, string> = {
 };
 
 /** Why the port (PORT, HOST, METRICS_PORT) could not be opened, or null for any other error. */
-function portRefusal(error: unknown): string | null {
-  const { syscall, code, address, port } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number };
+function portRefusal(error: unknown, config: Config, serving: boolean): string | null {
+  const { syscall, code, address, port, hostname } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  // A HOST that does not resolve; only the server listens (another command's is the database's name).
+  if (serving && syscall === 'getaddrinfo' && hostname !== undefined && hostname === config.host) {
+    return `cannot listen on ${hostname}:${config.port}: ${(error as Error).message} (HOST)`;
+  }
   const reason = syscall === 'listen' && code !== undefined ? PORT_REFUSALS[code] : undefined;
   return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT)` : null;
 }
