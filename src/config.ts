@@ -17,6 +17,8 @@ export interface Config {
   adminToken: string | undefined;
   /** Serves /metrics on a port of its own (no key); unset: /metrics on the main port behind ADMIN_TOKEN. */
   metricsPort: number | undefined;
+  /** The address METRICS_PORT listens on: loopback unless the operator says otherwise, the metrics having no key. */
+  metricsHost: string;
   statementTimeoutMs: number;
   connectTimeoutMs: number;
   poolSize: number;
@@ -285,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     twitch: twitch(env),
     adminToken: secret('ADMIN_TOKEN', nonEmpty(env.ADMIN_TOKEN)),
     metricsPort: nonEmpty(env.METRICS_PORT) === undefined ? undefined : port('METRICS_PORT', env.METRICS_PORT, 0),
+    metricsHost: nonEmpty(env.METRICS_HOST) ?? '127.0.0.1',
     // The client's own query timeout is this plus 5 s, kept within a timer's range (src/store/connect.ts).
     statementTimeoutMs: milliseconds('STATEMENT_TIMEOUT_MS', env.STATEMENT_TIMEOUT_MS, 15_000, 100),
     // pg reads 0 as "wait forever"; below 50 ms not even a local connection is made.

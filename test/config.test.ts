@@ -81,6 +81,11 @@ describe('settings with a set of values', () => {
     expect(loadConfig({ ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
     expect(loadConfig({ ADMIN_TOKEN: '' }).adminToken).toBeUndefined();
   });
+
+  it('METRICS_HOST is loopback unless set: metrics have no key', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', METRICS_PORT: '9464' }).metricsHost).toBe('127.0.0.1');
+    expect(loadConfig({ METRICS_HOST: '0.0.0.0' }).metricsHost).toBe('0.0.0.0');
+  });
 });
 
 describe('the smallest MAX_BODY_BYTES', () => {

@@ -140,8 +140,10 @@ describe('metrics on a port of their own', () => {
   it('serves /metrics on METRICS_PORT without a key, with the upstream breaker and nothing else', { timeout: 60_000 }, async () => {
     const metricsPort = await freePort();
     const env: Record<string, string> = process.env.TEST_DATABASE_URL ? { DATABASE_URL: app.store.databaseUrl! } : { DATA_DIR: dataDir, DATABASE_URL: '' };
-    const server = await startServerProcess({ ...env, METRICS_PORT: String(metricsPort) });
+    // The server on every address; the metrics, which have no key, stay on loopback (METRICS_HOST unset).
+    const server = await startServerProcess({ ...env, HOST: '0.0.0.0', METRICS_PORT: String(metricsPort), METRICS_HOST: '' });
     try {
+      await expect.poll(() => server.output(), { timeout: 5_000 }).toContain(`metrics on http://127.0.0.1:${metricsPort}/metrics`);
       await fetch(`${server.url}/api/ping`);
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(metrics.status).toBe(200);

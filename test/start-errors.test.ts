@@ -126,9 +126,9 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
       // A platform URL of its own: the built-in simulator's warning would be a second line.
       const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
       const served = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, PORT: String(port) }));
-      expect(served).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT)`);
+      expect(served).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
       const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_PORT: String(port) }));
-      expect(metrics).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT)`);
+      expect(metrics).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
@@ -163,10 +163,12 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     expect(journal).toBe('creator-data: REFUND_JOURNAL_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
   });
 
-  it('a HOST that does not resolve is named, not blamed on the database', async () => {
+  it('a HOST or METRICS_HOST that does not resolve is named, not blamed on the database', async () => {
     const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
     const host = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, HOST: 'nosuchhost.invalid', PORT: '8089' }));
     expect(host).toMatch(/^creator-data: cannot listen on nosuchhost\.invalid:8089: getaddrinfo E\w+ nosuchhost\.invalid \(HOST\)$/);
+    const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_HOST: 'nosuchhost.invalid', METRICS_PORT: '0' }));
+    expect(metrics).toMatch(/^creator-data: cannot listen on nosuchhost\.invalid:0: getaddrinfo E\w+ nosuchhost\.invalid \(METRICS_HOST\)$/);
   });
 
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {

@@ -202,15 +202,16 @@ const PORT_REFUSALS: Record<string, string> = {
   EADDRNOTAVAIL: 'no such address on this machine',
 };
 
-/** Why the port (PORT, HOST, METRICS_PORT) could not be opened, or null for any other error. */
+/** Why the port (PORT, HOST, METRICS_PORT, METRICS_HOST) could not be opened, or null for any other error. */
 function portRefusal(error: unknown, config: Config, serving: boolean): string | null {
   const { syscall, code, address, port, hostname } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
-  // A HOST that does not resolve; only the server listens (another command's is the database's name).
-  if (serving && syscall === 'getaddrinfo' && hostname !== undefined && hostname === config.host) {
-    return `cannot listen on ${hostname}:${config.port}: ${(error as Error).message} (HOST)`;
+  // A HOST or METRICS_HOST that does not resolve; only the server listens (another command's is the database's name).
+  if (serving && syscall === 'getaddrinfo' && hostname !== undefined) {
+    if (hostname === config.host) return `cannot listen on ${hostname}:${config.port}: ${(error as Error).message} (HOST)`;
+    if (hostname === config.metricsHost && config.metricsPort !== undefined) return `cannot listen on ${hostname}:${config.metricsPort}: ${(error as Error).message} (METRICS_HOST)`;
   }
   const reason = syscall === 'listen' && code !== undefined ? PORT_REFUSALS[code] : undefined;
-  return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT)` : null;
+  return reason ? `cannot listen on ${address}:${port}: ${reason} (PORT, HOST, METRICS_PORT, METRICS_HOST)` : null;
 }
 
 type Options = Record<string, { type: 'string' | 'boolean' }>;

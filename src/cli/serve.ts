@@ -61,7 +61,7 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | null;
   try {
     ({ url } = await listening());
-    metricsServer = config.metricsPort === undefined ? null : await startMetricsServer(app.services.metrics, config.metricsPort, config.host);
+    metricsServer = config.metricsPort === undefined ? null : await startMetricsServer(app.services.metrics, config.metricsPort, config.metricsHost);
   } catch (error) {
     // A port taken or refused (main.ts says which): nothing may keep the process alive.
     await closeIfListening().catch(() => {});
