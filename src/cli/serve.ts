@@ -52,8 +52,8 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
   }
   if (!assembled) {
     await closeIfListening();
+    log.info('stopped');
     log.flush?.();
-    process.stderr.write('stopped\n');
     return 0;
   }
   app = assembled;
@@ -92,14 +92,15 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
   // SIGTERM: refuse new connections at once (a client's retry goes to another instance), let the
   // requests in flight finish within SHUTDOWN_GRACE_MS, answer the rest 503, then close the pool,
   // Redis and the upstream sockets, and exit 0.
-  process.stderr.write(`shutting down: finishing requests in flight (up to ${config.shutdownGraceMs} ms)\n`);
+  // JSON lines, as every log line on stderr is (docs/operations.md): a collector parses each.
+  log.info('shutting down: finishing requests in flight', { graceMs: config.shutdownGraceMs });
   stopCollector.abort();
   await (await listening()).close(config.shutdownGraceMs);
   await metricsServer?.close();
   await collecting;
   await app.close();
-  app.services.log.flush?.();
-  process.stderr.write('stopped\n');
+  log.info('stopped');
+  log.flush?.();
   return 0;
 }
 
