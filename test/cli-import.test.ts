@@ -1,44 +1,15 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../src/store/connect.js';
-import { createTestStore, type TestStore } from './support/store.js';
+import { describe, expect, it } from 'vitest';
+import { cliStore } from './support/cli.js';
 
 // `creator-data import` in its own process, as an operator runs it, against the test's PostgreSQL
 // database or an embedded folder the test opens once the command has exited.
 const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
-let env: Record<string, string>;
-let testStore: TestStore | null = null;
-let dataDir: string | null = null;
-
-beforeAll(async () => {
-  if (process.env.TEST_DATABASE_URL) {
-    testStore = await createTestStore();
-    env = { DATABASE_URL: testStore.databaseUrl!, DATA_DIR: '' };
-  } else {
-    dataDir = mkdtempSync(join(tmpdir(), 'cds-cli-import-'));
-    env = { DATA_DIR: dataDir, DATABASE_URL: '' };
-  }
-});
-afterAll(async () => {
-  await testStore?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function withDb<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  if (testStore) return work(testStore);
-  const store = await openStore({ dataDir: dataDir! });
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
+const store = cliStore('cds-cli-import-');
 
 interface Ended {
   code: number | null;
@@ -49,7 +20,7 @@ interface Ended {
 /** `creator-data …` (through `sh -c` when `shell` redirects its descriptors) with stdin as given. */
 function run(args: string[], stdin: 'pipe' | 'ignore' | number, shell?: string): Promise<Ended> {
   const [command, argv] = shell ? ['sh', ['-c', `exec "$0" "$@" ${shell}`, process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]];
-  const child = spawn(command as string, argv as string[], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'] });
+  const child = spawn(command as string, argv as string[], { env: { ...process.env, ...store.env }, stdio: [stdin, 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -94,7 +65,7 @@ describe('creator-data import stopped by a signal', { timeout: 120_000 }, () => 
    * 10,000 lines are loaded: the two batches of 5,000 read so far, the rest of the input waiting.
    */
   async function interrupt(signal: 'SIGINT' | 'SIGTERM', prefix: string): Promise<Ended & { stored: number }> {
-    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...store.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -110,7 +81,7 @@ describe('creator-data import stopped by a signal', { timeout: 120_000 }, () => 
     expect(stderr).toMatch(/10,000 lines, 10,000 loaded/);
     child.kill(signal);
     const code = await ended;
-    const stored = await withDb(async ({ db }) => {
+    const stored = await store.withDb(async ({ db }) => {
       const { rows } = await sql<{ n: string | number }>`SELECT count(*) AS n FROM creators WHERE user_id LIKE ${`${prefix}%`}`.execute(db);
       return Number(rows[0].n);
     });

@@ -1,43 +1,15 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../src/store/connect.js';
+import { describe, expect, it } from 'vitest';
 import { findActiveKey, hashKey } from '../src/store/accounts.js';
-import { runCli } from './support/cli.js';
-import { createTestStore, type TestStore } from './support/store.js';
+import { cliStore, runCli } from './support/cli.js';
 
 // The CLI in its own process against a real store: the test's PostgreSQL database, or an
 // embedded folder that the test opens itself once the command has exited.
-let env: Record<string, string>;
-let testStore: TestStore | null = null;
-let dataDir: string | null = null;
+const store = cliStore('cds-cli-');
 
-beforeAll(async () => {
-  if (process.env.TEST_DATABASE_URL) {
-    testStore = await createTestStore();
-    env = { DATABASE_URL: testStore.databaseUrl!, DATA_DIR: '' };
-  } else {
-    dataDir = mkdtempSync(join(tmpdir(), 'cds-cli-'));
-    env = { DATA_DIR: dataDir, DATABASE_URL: '' };
-  }
-});
-afterAll(async () => {
-  await testStore?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function withDb<T>(work: (store: Store) => Promise<T>): Promise<T> {
-  if (testStore) return work(testStore);
-  const store = await openStore({ dataDir: dataDir! });
-  try {
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
-
-const cli = (...args: string[]) => runCli(args, env);
+const cli = (...args: string[]) => runCli(args, store.env);
 
 describe('creator-data keys and usage', { timeout: 120_000 }, () => {
   it('creates, lists, rotates, disables, enables and deletes keys; usage shows the allowance', async () => {
@@ -51,7 +23,7 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toMatch(/^cds_[A-Za-z0-9_-]{32}\n$/);
 
-    const owner = await withDb(({ db }) => findActiveKey(db, hashKey(issued.key)));
+    const owner = await store.withDb(({ db }) => findActiveKey(db, hashKey(issued.key)));
     expect(owner).toMatchObject({ keyId: issued.id, accountId: issued.account_id, planId: 'pro', ratePerSecond: 7, burst: 14 });
 
     const listed = await cli('keys', 'list', '--account', issued.account_id);
@@ -66,17 +38,17 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     const newKey = rotated.stdout.trim();
     expect(newKey).toMatch(/^cds_/);
     expect(newKey).not.toBe(issued.key);
-    await withDb(async ({ db }) => {
+    await store.withDb(async ({ db }) => {
       expect(await findActiveKey(db, hashKey(issued.key))).toBeNull();
       expect(await findActiveKey(db, hashKey(newKey))).not.toBeNull();
     });
 
     expect((await cli('keys', 'disable', issued.id)).code).toBe(0);
-    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
+    await store.withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
     expect((await cli('keys', 'enable', issued.id)).code).toBe(0);
-    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).not.toBeNull());
+    await store.withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).not.toBeNull());
     expect((await cli('keys', 'delete', issued.id)).code).toBe(0);
-    await withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
+    await store.withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
     expect((await cli('keys', 'enable', issued.id)).code).toBe(2);
   });
 
