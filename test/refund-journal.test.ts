@@ -101,7 +101,7 @@ describe('refunds owed during an outage', () => {
     }
   });
 
-  it('without a journal, refunds owed are written once the database takes them (the in-memory retry)', { timeout: 30_000 }, async () => {
+  it('without a journal, a refund the database takes is written at once and nothing stays owed', { timeout: 30_000 }, async () => {
     const account = await accountUsing(300);
     const refunds = createRefunds(store.db, noReports);
     await refunds.refund(account, 100);

@@ -22,8 +22,7 @@ async function answer(argv: string[]): Promise<number> {
   } catch (error) {
     // A setting that can never work: waiting or running again would not help.
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`creator-data: ${error.message}\n`);
-    return 1;
+    return said(error.message, 1);
   }
   return run(command as CommandName, rest, config);
 }
@@ -58,8 +57,13 @@ function helpOrVersion(command: string | undefined, rest: string[]): number | nu
 }
 
 function unknownCommand(command: string): number {
-  process.stderr.write(`creator-data: unknown command ${JSON.stringify(command)} (creator-data --help lists them)\n`);
-  return 2;
+  return said(`unknown command ${JSON.stringify(command)} (creator-data --help lists them)`, 2);
+}
+
+/** A command's end in one line on stderr, and its exit code. */
+function said(message: string, code: number): number {
+  process.stderr.write(`creator-data: ${message}\n`);
+  return code;
 }
 
 /** `--help` or `-h` among the arguments, before a `--` (after which everything is an operand). */
@@ -160,35 +164,22 @@ async function run(command: CommandName, rest: string[], config: Config): Promis
   } catch (error) {
     // Loaded only now: `--help` and usage errors must not load the store's drivers.
     const { StoreLockedError } = await import('../store/connect.js');
-    if (error instanceof StoreLockedError || error instanceof UsageError) {
-      process.stderr.write(`creator-data: ${error.message}\n`);
-      return 2;
-    }
+    if (error instanceof StoreLockedError || error instanceof UsageError) return said(error.message, 2);
     // A setting found unusable only when used (a DATA_DIR or REFUND_JOURNAL_DIR that cannot be created).
-    if (error instanceof ConfigError) {
-      process.stderr.write(`creator-data: ${error.message}\n`);
-      return 1;
-    }
+    if (error instanceof ConfigError) return said(error.message, 1);
     const refusedPort = portRefusal(error, config, command === 'serve' || command === 'start');
-    if (refusedPort) {
-      process.stderr.write(`creator-data: ${refusedPort}\n`);
-      return 1;
-    }
+    if (refusedPort) return said(refusedPort, 1);
     // The database's URL names a database, role, password, host or TLS setting it refuses: no
     // wait or rerun helps. Said before "unavailable", which also covers a host that does not resolve.
     const { asDatabaseConfigError, DatabaseConfigError, isDatabaseUnavailable } = await import('../store/errors.js');
     const misconfigured = asDatabaseConfigError(error, config.databaseUrl);
-    if (misconfigured instanceof DatabaseConfigError) {
-      process.stderr.write(`creator-data: ${misconfigured.message}\n`);
-      return 1;
-    }
+    if (misconfigured instanceof DatabaseConfigError) return said(misconfigured.message, 1);
     // Not a bug to show a stack for: the server is down or restarted under the command.
     if (isDatabaseUnavailable(error)) {
       const reason = error instanceof Error ? error.message || String((error as NodeJS.ErrnoException).code) : String(error);
       // An import is upserts by key: its rows written before the cut are written again the same way.
       const rerun = command === 'import' ? '; running the import again is safe (it upserts)' : '';
-      process.stderr.write(`creator-data: the database is unavailable (${reason})${rerun}\n`);
-      return 1;
+      return said(`the database is unavailable (${reason})${rerun}`, 1);
     }
     throw error;
   }

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
-import { folderRefused } from '../config.js';
+import { folderRefused, MAX_TIMER_MS } from '../config.js';
 import { parseUtcTimestamp } from '../domain/instant.js';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
@@ -117,8 +117,8 @@ function postgresPool(connectionString: string, options: StoreOptions, applicati
     // Never wait forever: not for a pool slot, not for a server that does not answer a connect,
     // not for a reply on a socket that silently died (the server's own timeout plus a margin).
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
-    // Within a timer's range: past 2^31 - 1 ms Node fires it at once (STATEMENT_TIMEOUT_MS may be that).
-    query_timeout: Math.min(statementTimeoutMs + 5_000, 2 ** 31 - 1),
+    // Within a timer's range: past it Node fires at once (STATEMENT_TIMEOUT_MS may be the range's end).
+    query_timeout: Math.min(statementTimeoutMs + 5_000, MAX_TIMER_MS),
     keepAlive: true,
     idleTimeoutMillis: 30_000,
     types: { getTypeParser: typeParser as pg.CustomTypesConfig['getTypeParser'] },
