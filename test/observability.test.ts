@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { createLogger } from '../src/observability/log.js';
+import { createInstagramClient } from '../src/upstreams/instagram/client.js';
+import { INSTAGRAM_SIM_USERS, startInstagramSimulator } from '../src/upstreams/instagram/simulator.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { loadCatalog } from './support/catalog.js';
 import { freePort } from './support/private-servers.js';
@@ -91,6 +94,48 @@ describe('request logs', () => {
   it('replaces a request id that is not a short token, so a client cannot inject into the log', async () => {
     const response = await search({ headers: { 'x-request-id': `${'x'.repeat(100)}` } });
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("logs a 500's cause and an upstream failure with the id the client was answered with, REST and GraphQL, and tells the client neither", async () => {
+    // Bugs' 500s (the app runs its searches on SQL): a column the rows need, gone (a null for a
+    // non-null field, once answered as the caller's 400), and a table, gone (a statement that fails).
+    await sql`alter table videos rename column title to title_gone`.execute(app.store.db);
+    await sql`alter table live_streams rename to live_streams_gone`.execute(app.store.db);
+    const sim = await startInstagramSimulator();
+    try {
+      lines.length = 0;
+      const rest = await app.rest('/api/v1/search/youtube/video', { key, body: {}, headers: { 'x-request-id': 'ticket-500.rest' } });
+      const gql = await app.graphql('{ videos(first: 1) { totalCount nodes { title } } }', undefined, key);
+      const statement = await app.graphql('{ liveStreams(first: 1) { totalCount } }', undefined, key);
+      expect(rest.status).toBe(500);
+      expect(rest.body).toEqual({ success: false, code: 500, message: 'Internal Server Error' });
+      for (const answer of [gql, statement]) {
+        expect(answer.body.errors.map((error: any) => [error.message, error.extensions.code])).toEqual([['Internal Server Error', 'INTERNAL']]);
+        expect(answer.body.extensions.cost.charged).toBe(0);
+      }
+      expect(JSON.stringify([rest.body.message, gql.body.errors, statement.body.errors].map(String))).not.toMatch(/gone|column|relation|at \//);
+      const failures = lines.filter((line) => line.message === 'request failed');
+      expect(failures.map((line) => [line.level, line.requestId])).toEqual([
+        ['error', 'ticket-500.rest'],
+        ['error', gql.headers.get('x-request-id')],
+        ['error', statement.headers.get('x-request-id')],
+      ]);
+      expect(failures.map((line) => /Video\.title/.test(line.error))).toEqual([true, true, false]);
+      expect(failures[2].error).toContain('live_streams');
+
+      // The platform failing for an account: a warning naming the request, the client a retryable 500.
+      app.services.instagram = createInstagramClient({ baseUrl: sim.url, timeoutMs: 2_000 });
+      lines.length = 0;
+      const params = new URLSearchParams({ user_id: INSTAGRAM_SIM_USERS.serverError });
+      const realtime = await app.rest(`/api/v1/instagram/realtime/user/medias?${params}`, { key, headers: { 'x-request-id': 'ticket-upstream' } });
+      expect(realtime.status).toBe(500);
+      expect(lines.filter((line) => line.message === 'upstream unavailable').map((line) => [line.level, line.requestId])).toEqual([['warn', 'ticket-upstream']]);
+    } finally {
+      app.services.instagram = undefined;
+      await sim.close();
+      await sql`alter table videos rename column title_gone to title`.execute(app.store.db);
+      await sql`alter table live_streams_gone rename to live_streams`.execute(app.store.db);
+    }
   });
 
   it('redacts credential-named fields if one is ever passed to the logger', () => {

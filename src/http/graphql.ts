@@ -119,7 +119,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
       refusedUnvalidated.delete(scope);
       const refusal = await scope.enter().then(
         () => null,
-        (error: unknown) => toClientError(error, errorReport(services.log)),
+        (error: unknown) => toClientError(error, scope.errors),
       );
       await scope.settle('all');
       // A 401 names no caller; a 429 or the 400 do, and tell what is left.
@@ -165,7 +165,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
             scope.access.startDryRun();
             const tried = (await executeFn({ ...args, document: price.metered() } as ExecutionArgs)) as ExecutionResult;
             const stopped = (tried.errors ?? []).filter((error) => !(error.originalError instanceof DryRunReached));
-            if (stopped.length > 0) throw new DryRunRefused(stopped.map((error) => toClientError(error, errorReport(services.log))));
+            if (stopped.length > 0) throw new DryRunRefused(stopped.map((error) => toClientError(error, scope.errors)));
             await scope.access.quote([...new Set(price.endpoints.values())], price.units).catch((error) => {
               throw isApiError(error) ? refusal(error) : error;
             });
@@ -179,7 +179,7 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
         // Whoever the key named learns the price and what is left, even when refused (429, 400, 403).
         const cost = scope.access.caller ? { cost: await costOf(0) } : undefined;
         const clientErrors =
-          error instanceof DryRunRefused ? error.errors : [error instanceof OperationRefused ? error : toClientError(error, errorReport(services.log))];
+          error instanceof DryRunRefused ? error.errors : [error instanceof OperationRefused ? error : toClientError(error, scope.errors)];
         setResultAndStopExecution({ errors: clientErrors, ...(cost ? { extensions: cost } : {}) });
         return;
       }
@@ -187,7 +187,10 @@ function useAccessPipeline(services: Services): Plugin<Context & ScopeContext & 
         async onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return void (await scope.settle(new Set()));
           await scope.settle(undeliveredRoots(result));
-          setResult({ ...result, extensions: { ...result.extensions, cost: await costOf(scope.access.chargedUnits()) } });
+          // Masked here, where the request is known, so that a 500's log line carries its id;
+          // yoga's maskError then finds them masked already.
+          const errors = result.errors?.map((error) => toClientError(error, scope.errors));
+          setResult({ ...result, ...(errors ? { errors } : {}), extensions: { ...result.extensions, cost: await costOf(scope.access.chargedUnits()) } });
         },
       };
     },
@@ -490,8 +493,9 @@ export function createGraphQLDoor(services: Services) {
     maxRequestBodySize: false,
     // GraphiQL is served by `page`, from the package itself: yoga's default page loads its assets from a CDN.
     graphiql: false,
-    context: ({ scope }) => createContext(services, scope.access, scope.databases),
+    context: ({ scope }) => createContext(services, scope.access, scope.databases, { requestId: scope.id }),
     maskedErrors: {
+      // Errors outside an operation's execution (graphql.ts masks those with their request's id).
       maskError: (error) => toClientError(error, errorReport(services.log)),
     },
     logging: false,

@@ -1,5 +1,4 @@
 import { ApiError, type ErrorCode, type FieldError, isApiError, onePerField } from '../domain/errors.js';
-import { errorReport } from '../observability/log.js';
 import { decodeRestInput, restFieldErrors } from '../rest/codecs.js';
 import { errorResponse, jsonResponse, notFound, successBody } from '../rest/envelope.js';
 import { restRenderer } from '../rest/render.js';
@@ -56,7 +55,7 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
       response = jsonResponse(200, successBody({ time: new Date().toISOString() }, 'pong'));
     } else {
       const input = decodeRestInput(route!.input, await readInput(scope, route!, services.config.maxBodyBytes));
-      const context = createContext(services, scope.access, scope.databases, { argumentsValidated: true });
+      const context = createContext(services, scope.access, scope.databases, { argumentsValidated: true, requestId: scope.id });
       const result = await compiledPlan(schema, route!.document)!.query(undefined, context, route!.variables(input));
       if (result.errors?.length) throw result.errors[0];
       const rendered = renderers.get(route!)!(result.data as Record<string, unknown>);
@@ -64,16 +63,16 @@ export async function handleRest(services: Services, scope: RequestScope): Promi
     }
     succeeded = true;
   } catch (error) {
-    response = errorResponse(asApiError(services, error));
+    response = errorResponse(asApiError(scope, error));
   } finally {
     await scope.settle(succeeded ? new Set() : 'all');
   }
   return response;
 }
 
-function asApiError(services: Services, error: unknown): ApiError {
+function asApiError(scope: RequestScope, error: unknown): ApiError {
   if (isApiError(error)) return error;
-  const clientError = toClientError(error, errorReport(services.log));
+  const clientError = toClientError(error, scope.errors);
   const code = (clientError.extensions?.code as ErrorCode | undefined) ?? 'INTERNAL';
   const fields = (clientError.extensions?.fields as FieldError[] | undefined) ?? [];
   const headers = (clientError.extensions?.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RequestAccess } from '../access/pipeline.js';
+import type { ErrorReport } from '../domain/errors.js';
+import { errorReport } from '../observability/log.js';
 import type { Services } from '../services.js';
 import type { CancellableDatabases } from '../store/connect.js';
 import { readBodyText } from './body.js';
@@ -31,6 +33,11 @@ export class RequestScope {
 
   get id(): string {
     return this.#telemetry.id;
+  }
+
+  /** Where this request's unexpected errors are logged, with its id. */
+  get errors(): ErrorReport {
+    return errorReport(this.services.log, this.#telemetry.id);
   }
 
   /** Pipeline steps 2-3: the key (401), then rate and in-flight limits (429). */

@@ -3,7 +3,6 @@ import type { Duplex } from 'node:stream';
 import { createServerAdapter } from '@whatwg-node/server';
 import { assertAdmin } from '../access/admin.js';
 import { ApiError, internalError, serviceUnavailable } from '../domain/errors.js';
-import { errorReport } from '../observability/log.js';
 import { serveApiDescription } from '../rest/docs.js';
 import { errorBody, errorResponse, Response } from '../rest/envelope.js';
 import type { Services } from '../services.js';
@@ -48,7 +47,7 @@ export function createFrontDoor(services: Services) {
       response = await route(scope);
     } catch (error) {
       // The doors answer their own errors; this is a bug, and the scope must still be finished.
-      errorReport(services.log).unexpected(error);
+      scope.errors.unexpected(error);
       response = errorResponse(internalError());
     }
     if (isCrossOriginPath(scope.url.pathname)) allowCrossOrigin(response);

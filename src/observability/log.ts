@@ -37,13 +37,16 @@ export function createLogger(stream: NodeJS.WritableStream | pino.DestinationStr
 }
 
 /**
- * Errors a client sees only as 500 / INTERNAL go to the error log with their stack. A database
- * outage fails every request at once: it is one warning per interval, with how many failed.
+ * Errors a client sees only as 500 / INTERNAL go to the error log with their stack and, when one
+ * request met them, its id (the `X-Request-Id` the client was answered with, so a support ticket
+ * leads to the line). A database outage fails every request at once: it is one warning per
+ * interval, with how many failed, whichever requests they were.
  */
-export function errorReport(log: Logger): ErrorReport {
+export function errorReport(log: Logger, requestId?: string): ErrorReport {
   let report = reports.get(log);
   if (!report) reports.set(log, (report = newErrorReport(log, UNAVAILABLE_WARNING_INTERVAL_MS)));
-  return report;
+  if (requestId === undefined) return report;
+  return { unexpected: (cause) => logUnexpected(log, cause, requestId), unavailable: report.unavailable };
 }
 
 // One report per logger, so the warning interval holds across requests.
@@ -53,7 +56,11 @@ const UNAVAILABLE_WARNING_INTERVAL_MS = 5_000;
 function newErrorReport(log: Logger, intervalMs: number): ErrorReport {
   const unavailable = throttledWarning(log, 'database unavailable: answering 503', intervalMs);
   return {
-    unexpected: (cause) => log.error('request failed', { error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) }),
+    unexpected: (cause) => logUnexpected(log, cause),
     unavailable: (cause) => unavailable.failed(cause),
   };
+}
+
+function logUnexpected(log: Logger, cause: unknown, requestId?: string): void {
+  log.error('request failed', { ...(requestId === undefined ? {} : { requestId }), error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
 }

@@ -34,11 +34,15 @@ export interface Context {
    * validated and read once, not 20 times.
    */
   perField<T>(info: GraphQLResolveInfo, prepare: () => T): T;
+  /** The request's id (X-Request-Id), for the log lines its work writes. */
+  requestId?: string;
 }
 
 export interface ContextOptions {
   /** The arguments come from the REST door, which validated its body once already. */
   argumentsValidated?: boolean;
+  /** The request's id, for the log lines its work writes. */
+  requestId?: string;
 }
 
 function parseArguments<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
@@ -78,7 +82,7 @@ export function createContext(services: Services, access: RequestAccess, databas
     prepared.set(info.fieldNodes, value);
     return value;
   };
-  return { db, readDb, services, access, loaders, videosById, validated, perField };
+  return { db, readDb, services, access, loaders, videosById, validated, perField, requestId: options.requestId };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

@@ -31,6 +31,8 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
   const path = error instanceof GraphQLError ? error.path : undefined;
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (isApiError(original)) return toGraphQLError(original, path);
+  // Masked already (src/http/graphql.ts masks an execution's errors where it knows the request).
+  if (error instanceof GraphQLError && !original && isErrorCode(error.extensions?.code)) return error;
   if (error instanceof GraphQLError && isClientMistake(error)) {
     // Our codes are a closed set: yoga's own (GRAPHQL_VALIDATION_FAILED, …) read as BAD_REQUEST,
     // one of ours (a persisted operation's NOT_FOUND) stays.
@@ -46,7 +48,7 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
     report.unavailable(original);
     return toGraphQLError(serviceUnavailable(), path);
   }
-  report.unexpected(original);
+  report.unexpected(original ?? error);
   return toGraphQLError(internalError(), path);
 }
 
@@ -54,10 +56,12 @@ export function toClientError(error: unknown, report: ErrorReport): GraphQLError
  * A request error GraphQL itself raised about the client's input. Errors raised while resolving a
  * field carry a `path`; input errors do not: a document that does not parse or validate (no cause),
  * a variable that does not coerce (a GraphQLError from the input type or scalar as its cause), or a
- * GET request yoga could not read (its own 4xx status in `extensions.http`).
+ * GET request yoga could not read (its own 4xx status in `extensions.http`). One GraphQL raises
+ * with a path and no cause is about our answer, not the request: a resolver that gave null for a
+ * non-null field, or a value its type cannot represent.
  */
 function isClientMistake(error: GraphQLError): boolean {
-  if (!error.originalError) return true;
+  if (!error.originalError) return error.path === undefined;
   // Errors graphql-jit raises may come without extensions.
   const status = (error.extensions?.http as { status?: unknown } | undefined)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) return true;

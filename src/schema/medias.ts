@@ -5,6 +5,7 @@ import { writeThroughMedias } from '../store/medias.js';
 import { UpstreamNotFoundError, UpstreamUnavailableError } from '../upstreams/errors.js';
 import type { MediaItem, UserMediaPage } from '../upstreams/instagram/client.js';
 import { builder } from './builder.js';
+import type { Context } from './context.js';
 import { NodeRef } from './node.js';
 
 export const MediaObject = builder.objectRef<MediaItem>('Media').implement({
@@ -52,8 +53,9 @@ function writeThrough(services: Services, page: UserMediaPage): Promise<void> {
   return write;
 }
 
-/** `signal` is the request's work signal: a client that left, or a shutdown past its grace, stops the wait. */
-async function fetchPage(services: Services, userId: string, offset: string, signal: AbortSignal | undefined): Promise<UserMediaPage> {
+/** The request's work signal (`access.signal`): a client that left, or a shutdown past its grace, stops the wait. */
+async function fetchPage({ services, access, requestId }: Context, userId: string, offset: string): Promise<UserMediaPage> {
+  const { signal } = access;
   const client = services.instagram;
   if (!client) throw new ApiError('UPSTREAM_UNAVAILABLE', 'upstream unavailable');
   try {
@@ -62,7 +64,7 @@ async function fetchPage(services: Services, userId: string, offset: string, sig
     if (error instanceof UpstreamNotFoundError) throw new ApiError('NOT_FOUND', 'Not Found: no such account on the platform');
     if (error instanceof UpstreamUnavailableError) {
       // The reason (timeout, status, circuit-open…) is for operators; the client sees a retryable 500.
-      services.log.warn('upstream unavailable', { upstream: error.upstream, reason: error.reason });
+      services.log.warn('upstream unavailable', { requestId, upstream: error.upstream, reason: error.reason });
       throw new ApiError('UPSTREAM_UNAVAILABLE', 'upstream unavailable');
     }
     throw error;
@@ -89,7 +91,7 @@ builder.queryField('realtimeMedias', (t) =>
       const cursor = args.offset ? offsets.open(args.userId, args.offset) : '';
       if (cursor === null) throw ApiError.badRequest([{ field: 'offset', message: 'is not an offset this service returned for this account' }]);
       await ctx.access.reserve('realtime.medias', info.path.key as string);
-      const page = await fetchPage(ctx.services, args.userId, cursor, ctx.access.signal);
+      const page = await fetchPage(ctx, args.userId, cursor);
       // Part of the work, not a side effect: if the page cannot be kept, the call fails (500) and
       // the pipeline refunds it, rather than charging for data the database silently lacks.
       await writeThrough(ctx.services, page);
