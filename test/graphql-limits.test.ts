@@ -84,7 +84,34 @@ describe('data beside introspection', () => {
     expect(answered.body.errors).toBeUndefined();
     expect(answered.body.data.__schema.queryType.name).toBe('Query');
     const many = Array.from({ length: 11 }, (_, i) => `a${i}: viewer { plan }`).join(' ');
-    expect((await app.graphql(`{ ${many} __schema { queryType { name } } }`)).body.errors[0].message).toMatch(/at most 10 root fields/);
+    expect((await app.graphql(`{ ${many} __schema { queryType { name } } }`)).body.errors[0].message).toBe('Bad Request: query an operation may select at most 10 root fields');
+  });
+});
+
+describe('an operation over any of our bounds', () => {
+  const aliases = (count: number, field: string) => Array.from({ length: count }, (_, i) => `a${i}: ${field}`).join(' ');
+  const nested = (levels: number, first = 1, leaf = 'nodes { title }') => `{ videos(first: ${first}) ${'{ nodes { channel { videos(first: 100) '.repeat(levels)}{ ${leaf} }${' } } }'.repeat(levels)} }`;
+  const bounds: [string, string, string][] = [
+    ['root fields', `{ ${aliases(11, 'viewer { plan }')} }`, 'an operation may select at most 10 root fields'],
+    ['depth', nested(3), 'an operation may nest at most 8 levels deep'],
+    ['fields', `{ ${aliases(MAX_SELECTED_FIELDS + 1, '__typename')} }`, `an operation may select at most ${MAX_SELECTED_FIELDS} fields`],
+    ['introspection roots', `{ ${aliases(3, '__schema { queryType { name } }')} }`, 'an operation may ask for __schema or __type at most 2 times'],
+    ['brackets', `{ viewer ${'{ plan '.repeat(70)}${'}'.repeat(70)} }`, 'nests brackets more than 64 levels deep'],
+    ['tokens', `{ ${aliases(MAX_DOCUMENT_TOKENS / 3 + 10, '__typename')} }`, `has more than ${MAX_DOCUMENT_TOKENS} tokens`],
+    ['price', nested(2, 100, 'totalCount'), 'the operation is priced at 10200 units, over the bound of 10000 units per operation'],
+  ];
+
+  it.each(bounds)('is a 400 naming query under either media type, as the price bound is (%s)', async (_bound, query, said) => {
+    const key = await app.newKey();
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      const response = await app.server.fetch('http://test/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: key },
+        body: JSON.stringify({ query }),
+      });
+      const body = await response.json();
+      expect([response.status, body.errors], accept).toEqual([400, [expect.objectContaining({ message: `Bad Request: query ${said}`, extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message: said }] } })]]);
+    }
   });
 });
 
@@ -142,7 +169,7 @@ describe('documents large enough to cost the server before any key is checked', 
       const used = process.cpuUsage(started);
       // Without a key the answer is a 401 (decisions §4), but the document was validated first.
       expect(body.errors).toContainEqual(
-        expect.objectContaining({ message: who ? `an operation may select at most ${MAX_SELECTED_FIELDS} fields` : 'Unauthorized: missing Authorization header' }),
+        expect.objectContaining({ message: who ? `Bad Request: query an operation may select at most ${MAX_SELECTED_FIELDS} fields` : 'Unauthorized: missing Authorization header' }),
       );
       // 0.2–0.4 s with graphql's rules run first; ours alone take a few ms.
       expect((used.user + used.system) / 1000).toBeLessThan(100);
@@ -155,7 +182,7 @@ describe('documents large enough to cost the server before any key is checked', 
     const heapBefore = process.memoryUsage().heapUsed;
     for (let i = 0; i < 200; i++) {
       const { body } = await app.graphql(`{ ${aliases(2_900, '__typename', i * 3_000)} }`, undefined, null);
-      expect(body.errors?.[0]?.message).toBe(`an operation may select at most ${MAX_SELECTED_FIELDS} fields`);
+      expect(body.errors?.[0]?.message).toBe(`Bad Request: query an operation may select at most ${MAX_SELECTED_FIELDS} fields`);
     }
     const grownMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
     expect(grownMb).toBeLessThan(150);

@@ -23,6 +23,7 @@ import {
   MAX_CACHED_DOCUMENT_CHARS,
   MAX_DOCUMENT_NESTING,
   MAX_DOCUMENT_TOKENS,
+  BoundRefusal,
 } from '../schema/limits.js';
 import { bodyEncodingErrors, mediaType } from './body.js';
 import { usePersistedOperations } from './persisted.js';
@@ -255,9 +256,6 @@ function isCallersOwn(error: GraphQLError): boolean {
   return original instanceof GraphQLError && !original.originalError;
 }
 
-const queryRefused = (message: string) =>
-  new GraphQLError(`Bad Request: query ${message}`, { extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message }] } });
-
 /**
  * The document's size, before the work that grows with it: bracket nesting on the text, tokens
  * while parsing (a tree is ~300 bytes a token), then our bounds alone before graphql's own rules,
@@ -269,14 +267,14 @@ function useOperationLimits(): Plugin {
   return {
     onParse({ params, setParseFn }) {
       const source = typeof params.source === 'string' ? params.source : params.source.body;
-      if (documentNesting(source) > MAX_DOCUMENT_NESTING) throw queryRefused(`nests brackets more than ${MAX_DOCUMENT_NESTING} levels deep`);
+      if (documentNesting(source) > MAX_DOCUMENT_NESTING) throw new BoundRefusal(`nests brackets more than ${MAX_DOCUMENT_NESTING} levels deep`);
       setParseFn((text, options) => {
         try {
           return parse(text, { ...options, maxTokens: MAX_DOCUMENT_TOKENS });
         } catch (error) {
           // graphql's own words for it ("more that 10000 tokens") name no field.
           if (!(error instanceof GraphQLError) || !/\btokens\b/.test(error.message)) throw error;
-          throw queryRefused(`has more than ${MAX_DOCUMENT_TOKENS} tokens`);
+          throw new BoundRefusal(`has more than ${MAX_DOCUMENT_TOKENS} tokens`);
         }
       });
     },
@@ -326,6 +324,8 @@ const useClosedErrorCodes: Plugin = {
       for (const error of single.errors ?? []) {
         const extensions = error.extensions as Record<string, unknown>;
         if (!isErrorCode(extensions.code)) extensions.code = 'BAD_REQUEST';
+        // A bound's 400 stands under application/json too: yoga marked it the spec's 200 (limits.ts).
+        if (error instanceof BoundRefusal) (extensions.http as { spec?: boolean }).spec = false;
       }
     }
   },

@@ -2,6 +2,18 @@ import { type DocumentNode, GraphQLError, Kind, type FragmentDefinitionNode, typ
 
 // One query must not do unbounded work: quota bounds what a caller pays for, these bound what a
 // single operation can make the server do before quota is even checked.
+
+/**
+ * An operation over one of the service's bounds (these, and the price's in price.ts): 400 naming
+ * `query`, under either media type. GraphQL over HTTP answers a document that does not parse or
+ * validate 200 under `application/json`, and yoga marks such errors so (`http.spec`); a bound is
+ * ours, and one bound answering 400 and another 200 misleads. The GraphQL door unmarks these.
+ */
+export class BoundRefusal extends GraphQLError {
+  constructor(message: string) {
+    super(`Bad Request: query ${message}`, { extensions: { code: 'BAD_REQUEST', fields: [{ field: 'query', message }], http: { status: 400 } } });
+  }
+}
 export const MAX_DEPTH = 8;
 export const MAX_ROOT_FIELDS = 10;
 export const MAX_SELECTED_FIELDS = 500;
@@ -92,7 +104,7 @@ export function exceededLimits(document: DocumentNode): GraphQLError[] {
     document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
   );
   const errors: GraphQLError[] = [];
-  const fail = (message: string) => errors.push(new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } }));
+  const fail = (message: string) => errors.push(new BoundRefusal(message));
 
   /**
    * Depth and size with fragments expanded (a fragment cycle is reported by graphql's own rules).
