@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -128,11 +131,16 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     const port = (taken.address() as AddressInfo).port;
     try {
       // A platform URL of its own: the built-in simulator's warning would be a second line.
-      const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
-      const served = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, PORT: String(port) }));
-      expect(served).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
-      const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_PORT: String(port) }));
-      expect(metrics).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
+      const dataDir = join(mkdtempSync(join(tmpdir(), 'port-taken-')), 'data');
+      const quiet = { DATA_DIR: dataDir, INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
+      for (const command of ['serve', 'start']) {
+        const served = expectOneLineExit1(await runToEnd([command], { ...quiet, PORT: String(port) }));
+        expect(served).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
+        const metrics = expectOneLineExit1(await runToEnd([command], { ...quiet, METRICS_PORT: String(port) }));
+        expect(metrics).toBe(`creator-data: cannot listen on 127.0.0.1:${port}: another process listens there (PORT, HOST, METRICS_PORT, METRICS_HOST)`);
+      }
+      // Found before any work of starting (a store, migrations, the demo set, an index to load).
+      expect(existsSync(dataDir)).toBe(false);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }

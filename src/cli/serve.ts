@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { type App, createApp, listen, type Listening } from '../app.js';
@@ -13,6 +14,22 @@ import { DatabaseConfigError, isDatabaseUnavailable } from '../store/errors.js';
 /** While the database is unreachable at start, the wait before trying again: doubling, up to the last. */
 const START_RETRY_FIRST_MS = 1_000;
 const START_RETRY_LAST_MS = 10_000;
+
+/**
+ * A port another process holds, or a HOST that does not resolve, is found before the work of
+ * starting (migrations, the demo set, a search index that loads for minutes at 10M rows without
+ * a snapshot): the port is opened and closed at once. Taken meanwhile, listening fails the same
+ * way later (main.ts names it either way).
+ */
+async function assertCanListen(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
 
 /** `serve`, and `start` (= serve after loading the demo set into an empty store and printing a key). */
 export async function serve(config: Config, options: { seedDemo: boolean }): Promise<number> {
@@ -42,6 +59,8 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
   };
   let assembled: App | null = null;
   let demoKey: string | null = null;
+  await assertCanListen(config.port, config.host);
+  if (config.metricsPort !== undefined) await assertCanListen(config.metricsPort, config.metricsHost);
   try {
     assembled = await createAppOnceDatabaseAnswers(config, log, stopping.signal, listening);
     if (assembled && options.seedDemo) demoKey = await seedDemoStore(assembled);
