@@ -222,11 +222,16 @@ describe('creator search: bad requests and wrong routes', () => {
       [PATH, 'GET'],
       ['/api/v1/search/youtube/video', 'PUT'],
       ['/nowhere', 'GET'],
+      ['/healthz', 'POST'],
+      ['/readyz', 'DELETE'],
+      ['/healthz', 'OPTIONS'],
+      ['/readyz', 'PUT'],
     ]) {
       const response = await app.rest(path, { method, body: method === 'GET' ? undefined : {} });
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body).toMatchObject({ success: false, code: 404 });
     }
+    for (const path of ['/healthz', '/readyz']) expect((await app.rest(path, { method: 'GET', key: null })).status, path).toBe(200);
   });
 });
 

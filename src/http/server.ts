@@ -34,9 +34,11 @@ export function createFrontDoor(services: Services) {
     if (description) return description;
     if (url.pathname === '/api' || url.pathname.startsWith('/api/')) return handleRest(services, scope);
     if (url.pathname === '/graphql') return graphql.handleRequest(request, { scope });
-    if (url.pathname === '/healthz') return Response.json({ status: 'ok' });
-    if (url.pathname === '/readyz') return readiness(services);
-    if (url.pathname === '/metrics' && !services.config.metricsPort && services.config.adminToken) return metrics(services, request);
+    // Probes and scrapers read; any other method is a wrong one, a 404 as everywhere (decisions.md).
+    const reading = request.method === 'GET' || request.method === 'HEAD';
+    if (url.pathname === '/healthz' && reading) return Response.json({ status: 'ok' });
+    if (url.pathname === '/readyz' && reading) return readiness(services);
+    if (url.pathname === '/metrics' && reading && !services.config.metricsPort && services.config.adminToken) return metrics(services, request);
     return errorResponse(new ApiError('NOT_FOUND', 'Not Found'));
   }
 
