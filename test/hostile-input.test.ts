@@ -190,3 +190,21 @@ describe('client mistakes are not server errors in the log', () => {
     expect(JSON.stringify(logged)).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
   });
 });
+
+describe('a 400 message names its field once', () => {
+  it('says what is wrong after the field, never the field again (REST and GraphQL)', async () => {
+    const rest = await app.rest(CREATORS, { key, body: { page: 101, page_size: 100 } });
+    expectBadRequest(rest, 'page');
+    expect(rest.body.errors).toEqual([{ field: 'page', message: 'reaches past result 10000 (page × page_size); use the GraphQL connection cursors for deeper traversal' }]);
+    const ids = Array.from({ length: 101 }, (_, i) => `"x${i}"`).join(', ');
+    for (const [document, field, said] of [
+      ['{ creators(first: 50, offset: 9990) { totalCount } }', 'offset', 'reaches past result 10000 (offset + first); use after/before cursors for deeper traversal'],
+      ['{ creators(offset: 5, after: "x") { totalCount } }', 'offset', 'cannot be combined with after, before or last'],
+      ['{ videos(first: 1, last: 1) { totalCount } }', 'last', 'cannot be combined with first; use one of them'],
+      [`{ nodes(ids: [${ids}]) { id } }`, 'ids', 'must hold at most 100 ids'],
+    ]) {
+      const { body } = await app.graphql(document!, undefined, key);
+      expect(body.errors, document).toEqual([expect.objectContaining({ message: `Bad Request: ${field} ${said}`, extensions: { code: 'BAD_REQUEST', fields: [{ field, message: said }] } })]);
+    }
+  });
+});

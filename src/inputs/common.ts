@@ -176,7 +176,7 @@ export function checkOffsetWindow(value: { page?: number | null; pageSize?: numb
     ctx.addIssue({
       code: 'custom',
       path: ['page'],
-      message: `page * pageSize must not exceed ${MAX_OFFSET_WINDOW}; use the GraphQL connection cursors for deeper traversal`,
+      message: `reaches past result ${MAX_OFFSET_WINDOW} (page × pageSize); use the GraphQL connection cursors for deeper traversal`,
     });
   }
 }
@@ -202,16 +202,16 @@ export function checkConnectionArgs(
   ctx: z.RefinementCtx,
 ): void {
   if (value.first != null && value.last != null) {
-    ctx.addIssue({ code: 'custom', path: ['last'], message: 'use either first or last, not both' });
+    ctx.addIssue({ code: 'custom', path: ['last'], message: 'cannot be combined with first; use one of them' });
   }
   if (value.offset != null) {
     if (value.after != null || value.before != null || value.last != null) {
-      ctx.addIssue({ code: 'custom', path: ['offset'], message: 'offset cannot be combined with after, before or last' });
+      ctx.addIssue({ code: 'custom', path: ['offset'], message: 'cannot be combined with after, before or last' });
     } else if (value.offset + (value.first ?? DEFAULT_PAGE_SIZE) > MAX_OFFSET_WINDOW) {
       ctx.addIssue({
         code: 'custom',
         path: ['offset'],
-        message: `offset + first must not exceed ${MAX_OFFSET_WINDOW}; use after/before cursors for deeper traversal`,
+        message: `reaches past result ${MAX_OFFSET_WINDOW} (offset + first); use after/before cursors for deeper traversal`,
       });
     }
   }

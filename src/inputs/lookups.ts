@@ -63,5 +63,5 @@ const globalId = z
 
 export const nodeArgs = z.object({ id: globalId });
 export const nodesArgs = z.object({
-  ids: z.array(globalId).max(MAX_NODE_IDS, `at most ${MAX_NODE_IDS} ids`),
+  ids: z.array(globalId).max(MAX_NODE_IDS, `must hold at most ${MAX_NODE_IDS} ids`),
 });
