@@ -30,9 +30,11 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect(listed.stdout).toContain(issued.id);
     expect(listed.stdout).not.toContain(issued.key);
     expect(JSON.parse(listed.stdout)).toHaveLength(2);
+    // One spelling in every JSON the CLI prints: the contract's snake_case.
+    expect(Object.keys(JSON.parse(listed.stdout)[0])).toEqual(['id', 'account_id', 'prefix', 'status', 'created_at', 'rotated_at']);
 
     const usage = await cli('usage', '--account', issued.account_id);
-    expect(JSON.parse(usage.stdout)).toMatchObject({ accountId: issued.account_id, plan: 'pro', quotaAllowance: 500, quotaUsed: 0, quotaRemaining: 500 });
+    expect(JSON.parse(usage.stdout)).toEqual({ account_id: issued.account_id, plan: 'pro', quota_allowance: 500, quota_used: 0, quota_remaining: 500, subscription_ends_at: null });
 
     const rotated = await cli('keys', 'rotate', issued.id);
     const newKey = rotated.stdout.trim();
@@ -56,7 +58,7 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     const created = await cli('keys', 'create', '--expires', '2030-01-01', '--json');
     const issued = JSON.parse(created.stdout);
     const usage = JSON.parse((await cli('usage', '--account', issued.account_id)).stdout);
-    expect(usage).toMatchObject({ plan: 'trial', quotaAllowance: 10_000, subscriptionEndsAt: '2030-01-01T00:00:00.000Z' });
+    expect(usage).toMatchObject({ plan: 'trial', quota_allowance: 10_000, subscription_ends_at: '2030-01-01T00:00:00.000Z' });
   });
 
   it('rejects bad flags with exit code 2 and a message naming the flag', async () => {

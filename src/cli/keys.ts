@@ -19,13 +19,24 @@ export async function keysCommand(config: Config, command: 'keys' | 'usage', arg
 
 type Work = (db: Kysely<Database>) => Promise<number>;
 
+/** An account's usage in the CLI's one spelling, snake_case as `keys list`, `keys create --json` and imports. */
+const asPrinted = (usage: Awaited<ReturnType<typeof accountUsage>>[number]) => ({
+  account_id: usage.accountId,
+  plan: usage.plan,
+  quota_allowance: usage.quotaAllowance,
+  quota_used: usage.quotaUsed,
+  quota_remaining: usage.quotaRemaining,
+  subscription_ends_at: usage.subscriptionEndsAt,
+});
+
 function usageWork(args: string[]): Work {
   const { values, positionals } = flags(args, { account: { type: 'string' } }, usageLine('usage'));
   onlyFlags(positionals, usageLine('usage'));
   return async (db) => {
     const usage = await accountUsage(db, values.account);
     if (values.account && usage.length === 0) throw new UsageError(`no account ${values.account}`);
-    process.stdout.write(`${JSON.stringify(usage.length === 1 && values.account ? usage[0] : usage, null, 2)}\n`);
+    const shown = usage.map(asPrinted);
+    process.stdout.write(`${JSON.stringify(shown.length === 1 && values.account ? shown[0] : shown, null, 2)}\n`);
     return 0;
   };
 }
