@@ -12,7 +12,8 @@ export interface TestStore extends Store {
   queries: string[];
 }
 
-// With TEST_DATABASE_URL: a fresh `test_*` database on that server, dropped afterwards.
+// With TEST_DATABASE_URL: a fresh `test_*` database on that server, dropped afterwards
+// (TEST_DATABASE_PREFIX names them otherwise: runs that share a server can tell theirs apart).
 // Without it: an in-memory PGlite, started from the run's migrated template. Either way, migrated and empty.
 export async function createTestStore(pool: { statementTimeoutMs?: number } = {}): Promise<TestStore> {
   const queries: string[] = [];
@@ -25,7 +26,7 @@ export async function createTestStore(pool: { statementTimeoutMs?: number } = {}
     await migrateToLatest(store.db);
     return { ...store, databaseUrl: undefined, queries };
   }
-  const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const name = `${databasePrefix()}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
@@ -40,6 +41,12 @@ export async function createTestStore(pool: { statementTimeoutMs?: number } = {}
       await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+function databasePrefix(): string {
+  const prefix = process.env.TEST_DATABASE_PREFIX || 'test_';
+  if (!/^[a-z_][a-z0-9_]{0,30}$/.test(prefix)) throw new Error(`TEST_DATABASE_PREFIX must be a lower-case SQL identifier (got ${JSON.stringify(prefix)})`);
+  return prefix;
 }
 
 let template: Blob | undefined;
