@@ -4,12 +4,43 @@ import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccount, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { builder } from './builder.js';
+import type { Context } from './context.js';
 import { AccountType } from './viewer.js';
 import { inputFromZod } from './zod-input.js';
 
 // Account and key administration, present only when ADMIN_TOKEN is set (src/schema/index.ts
 // strips every `admin*` field and `Admin*` type from the public schema). The pipeline checks
-// `Authorization: Admin <token>` before any of these run.
+// `Authorization: Admin <token>` before any of these run. Every mutation that changed something
+// writes one `admin` log line (audit below).
+
+type AdminAction = 'key.create' | 'key.rotate' | 'key.disable' | 'key.enable' | 'key.delete';
+
+/** A new account's settings as the mutation gave them; one not given is the default (trial, the plan's). */
+interface AccountSettings {
+  plan?: string;
+  quota?: number;
+  rate?: number;
+  /** The subscription end as stored (ISO 8601). */
+  expires?: string;
+}
+
+interface AdminChange {
+  action: AdminAction;
+  keyId: string;
+  accountId: string;
+  /** key.create only: whether the key came with a new account (with `settings`) or joined one. */
+  accountCreated?: boolean;
+  settings?: AccountSettings;
+}
+
+/**
+ * The audit trail of key administration: one `admin` line per mutation, written once its change
+ * is in the database, so a refused or failed one writes none (its request line says why). Ids and
+ * settings only: the raw key of a create or rotate is never handed to the log, redacted or not.
+ */
+function audit(ctx: Context, change: AdminChange): void {
+  ctx.services.log.info('admin', { ...change });
+}
 
 const AdminNewKeyInput = inputFromZod('AdminNewKeyInput', newKeyOptions.shape, 'Options of `keys create`: a new account unless `account` is given');
 
@@ -28,20 +59,25 @@ builder.mutationType({
       resolve: async (_root, rawArgs, ctx) => {
         const { input } = ctx.validated(createKeyArgs, rawArgs);
         let accountId = input.account;
+        let settings: AccountSettings | undefined;
         if (!accountId) {
+          const expires = input.expires ? parseInstant(input.expires)!.start : undefined;
           accountId = await createAccount(ctx.db, {
             plan: input.plan,
             quota: input.quota,
             ratePerSecond: input.rate,
-            subscriptionEndsAt: input.expires ? parseInstant(input.expires)!.start : undefined,
+            subscriptionEndsAt: expires,
           }).catch((error) => {
             if (error instanceof UnknownPlanError) throw ApiError.badRequest([{ field: 'input.plan', message: error.message }]);
             throw error;
           });
+          settings = { plan: input.plan, quota: input.quota, rate: input.rate, expires: expires?.toISOString() };
         }
         const [account] = await accountUsage(ctx.db, accountId);
         if (!account) throw new ApiError('NOT_FOUND', `Not Found: no account ${accountId}`);
-        return issueKey(ctx.db, accountId);
+        const issued = await issueKey(ctx.db, accountId);
+        audit(ctx, { action: 'key.create', keyId: issued.id, accountId, accountCreated: settings !== undefined, settings });
+        return issued;
       },
     }),
     adminRotateKey: t.field({
@@ -52,23 +88,26 @@ builder.mutationType({
         if (!issued) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
         // This process stops honouring the old value at once; others when the change is announced.
         ctx.services.access.forgetKeys();
+        audit(ctx, { action: 'key.rotate', keyId: issued.id, accountId: issued.accountId });
         return issued;
       },
     }),
     ...Object.fromEntries(
       (
         [
-          ['adminDisableKey', 'disabled'],
-          ['adminEnableKey', 'active'],
-          ['adminDeleteKey', 'deleted'],
+          ['adminDisableKey', 'disabled', 'key.disable'],
+          ['adminEnableKey', 'active', 'key.enable'],
+          ['adminDeleteKey', 'deleted', 'key.delete'],
         ] as const
-      ).map(([name, status]) => [
+      ).map(([name, status, action]) => [
         name,
         t.boolean({
           args: { id: t.arg.string({ required: true }) },
           resolve: async (_root, { id }, ctx) => {
-            if (!(await setKeyStatus(ctx.db, id, status))) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
+            const accountId = await setKeyStatus(ctx.db, id, status);
+            if (accountId === null) throw new ApiError('NOT_FOUND', `Not Found: no key ${id}`);
             ctx.services.access.forgetKeys();
+            audit(ctx, { action, keyId: id, accountId });
             return true;
           },
         }),

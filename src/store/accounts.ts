@@ -258,15 +258,17 @@ export async function rotateKey(db: Kysely<Database>, keyId: string): Promise<Is
   return row ? { id: row.id, accountId: row.account_id, key } : null;
 }
 
-export async function setKeyStatus(db: Kysely<Database>, keyId: string, status: 'active' | 'disabled' | 'deleted'): Promise<boolean> {
-  const result = await db
+/** The account of the key whose status was set, or null when there is no such key (or it is deleted). */
+export async function setKeyStatus(db: Kysely<Database>, keyId: string, status: 'active' | 'disabled' | 'deleted'): Promise<string | null> {
+  const row = await db
     .updateTable('api_keys')
     .set({ status })
     .where('id', '=', keyId)
     // A deleted key stays deleted.
     .where('status', '!=', 'deleted')
+    .returning('account_id')
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  return row?.account_id ?? null;
 }
 
 export async function listKeys(db: Kysely<Database>, accountId?: string) {
