@@ -3,13 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findActiveKey, hashKey } from '../src/store/accounts.js';
-import { cliStore, runCli } from './support/cli.js';
+import { type CliResult, cliStore, runCli } from './support/cli.js';
 
 // The CLI in its own process against a real store: the test's PostgreSQL database, or an
 // embedded folder that the test opens itself once the command has exited.
 const store = cliStore('cds-cli-');
 
-const cli = (...args: string[]) => runCli(args, store.env);
+/** What every command of this file printed, for the check that a raw key is printed only once. */
+const printed: CliResult[] = [];
+const cli = async (...args: string[]) => {
+  const result = await runCli(args, store.env);
+  printed.push(result);
+  return result;
+};
 
 describe('creator-data keys and usage', { timeout: 120_000 }, () => {
   it('creates, lists, rotates, disables, enables and deletes keys; usage shows the allowance', async () => {
@@ -52,6 +58,17 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect((await cli('keys', 'delete', issued.id)).code).toBe(0);
     await store.withDb(async ({ db }) => expect(await findActiveKey(db, hashKey(newKey))).toBeNull());
     expect((await cli('keys', 'enable', issued.id)).code).toBe(2);
+
+    // A raw key is printed once, on stdout, by the command that made it: no other output of list,
+    // usage, rotate, disable, enable or delete (nor any stderr) holds it, with or without `cds_`.
+    for (const [secret, by] of [
+      [issued.key, created],
+      [plain.stdout.trim(), plain],
+      [newKey, rotated],
+    ] as const) {
+      expect(printed.filter((result) => result.stderr.includes(secret.slice(4)))).toEqual([]);
+      expect(printed.filter((result) => result.stdout.includes(secret.slice(4)))).toEqual([by]);
+    }
   });
 
   it('creates a trial account by default, with a subscription end', async () => {
