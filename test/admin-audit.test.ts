@@ -41,7 +41,12 @@ async function run(query: string, variables: Record<string, unknown>, authorizat
   const answer = await app.graphql(query, variables, authorization);
   const data = answer.body.data ?? {};
   for (const value of Object.values(data)) if (value && typeof value === 'object' && 'key' in value) secrets.push((value as { key: string }).key);
-  return { ...answer, audit: adminLines() };
+  // Each line names its request, the X-Request-Id the operator's client was answered with.
+  const audit = adminLines().map(({ requestId, ...line }) => {
+    expect(requestId).toBe(answer.headers.get('x-request-id'));
+    return line;
+  });
+  return { ...answer, audit };
 }
 
 async function newIssuedKey(input: Record<string, unknown> = {}) {

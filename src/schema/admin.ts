@@ -39,7 +39,7 @@ interface AdminChange {
  * settings only: the raw key of a create or rotate is never handed to the log, redacted or not.
  */
 function audit(ctx: Context, change: AdminChange): void {
-  ctx.services.log.info('admin', { ...change });
+  ctx.services.log.info('admin', { requestId: ctx.requestId, ...change });
 }
 
 const AdminNewKeyInput = inputFromZod('AdminNewKeyInput', newKeyOptions.shape, 'Options of `keys create`: a new account unless `account` is given');
