@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedDemo } from '../src/cli/seed.js';
 import { loadConfig } from '../src/config.js';
 import type { FacetRequest } from '../src/domain/facets.js';
@@ -15,7 +15,7 @@ import type { Logger } from '../src/observability/log.js';
 import { SearchIndex } from '../src/search/runtime/search-index.js';
 import { SNAPSHOT_FORMAT, snapshotPath } from '../src/search/runtime/snapshots.js';
 import { createSearch } from '../src/search/runtime/thread.js';
-import { pruneChanges } from '../src/store/changes.js';
+import { pruneChanges, transactionHorizon } from '../src/store/changes.js';
 import { channelIndexRows } from '../src/store/channels.js';
 import { creatorIndexRows } from '../src/store/creators.js';
 import { videoIndexRows } from '../src/store/videos.js';
@@ -317,13 +317,61 @@ describe('search index snapshots', () => {
     await index.stop();
   });
 
+  it("catch up on a change whose transaction began before the retention, though another process pruned the feed", { timeout: 120_000 }, async () => {
+    // A change's changed_at is its transaction's start: a transaction open for 20 minutes commits
+    // changes that look 20 minutes old. Pruning by that time alone deleted them at the next
+    // prune, before a process starting from its snapshot had read them, and it kept the row's
+    // old values (it was found at the bottom of the follower order, not at the top).
+    const path = await snapshotPath(store.db, dir);
+    writeFileSync(path, good);
+    const { rows: lowest } = await sql<{ user_id: string }>`
+      SELECT user_id FROM creators WHERE platform = 'twitter' ORDER BY follower_count, user_id LIMIT 1`.execute(store.db);
+    const target = lowest[0].user_id;
+    await store.db.transaction().execute(async (trx) => {
+      await sql`UPDATE creators SET follower_count = 9000000000000000 WHERE platform = 'twitter' AND user_id = ${target}`.execute(trx);
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '20 minutes' WHERE txid = pg_current_xact_id()`.execute(trx);
+    });
+    await writeSome('later-');
+    // Another process follows the feed, and prunes it at its first read.
+    const other = await started(indexOver(null));
+    await other.refresh();
+    await other.stop();
+    const index = await started(indexOver(dir));
+    expect(index.stats().loadedFrom).toBe('snapshot');
+    const top = index.creators({ platform: 'twitter', filter: {}, categoryIds: null, sort: 'FOLLOWER_COUNT' }, { first: 1 });
+    expect(top?.ids).toEqual([target]);
+    await index.stop();
+  });
+
+  it('are pruned by a following index once their transactions ended the retention ago', { timeout: 120_000 }, async () => {
+    const index = await started(indexOver(null));
+    await writeSome('aged-');
+    await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+    const count = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes`.execute(store.db)).rows[0].n);
+    const before = await count();
+    // Its first read samples the transaction horizon: every change so far ended before it, but
+    // only just, so nothing is pruned yet.
+    await index.refresh();
+    expect(await count()).toBe(before);
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now + 16 * 60_000);
+    try {
+      await index.refresh(); // away longer than the feed keeps changes: reloads
+      await index.refresh(); // and prunes up to the horizon read 16 minutes "ago"
+    } finally {
+      clock.mockRestore();
+    }
+    expect(await count()).toBe(1);
+    await index.stop();
+  });
+
   // Last: it empties the test database's change feed.
   it('are refused once the change feed was pruned past them', { timeout: 120_000 }, async () => {
     const path = await snapshotPath(store.db, dir);
     writeFileSync(path, good);
     await writeSome('pruned-');
     await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
-    await pruneChanges(store.db);
+    await pruneChanges(store.db, await transactionHorizon(store.db));
     const log = recorder();
     const index = await started(indexOver(dir, log));
     expect(index.stats().loadedFrom).toBe('database');
@@ -337,7 +385,7 @@ describe('search index snapshots', () => {
       SELECT count(*) AS n, bool_and(id = (SELECT max(id) FROM catalog_changes)) AS newest FROM catalog_changes`.execute(store.db);
     expect([Number(left[0].n), left[0].newest]).toEqual([1, true]);
     await index.stop();
-    await pruneChanges(store.db);
+    await pruneChanges(store.db, await transactionHorizon(store.db));
     const next = await started(indexOver(dir));
     expect(next.stats().loadedFrom).toBe('snapshot');
     await next.stop();

@@ -90,12 +90,29 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
 }
 
 /**
+ * The oldest transaction still running (`pg_snapshot_xmin`, xid8 as text): every transaction with
+ * a lower id had ended when this was read. Sampled by the pruner (pruneChanges' `endedBefore`).
+ */
+export async function transactionHorizon(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(db);
+  return rows[0].xmin;
+}
+
+/**
  * Drops changes older than the retention (any process may; it is idempotent), except the newest:
  * a quiet database keeps the change its readers' positions, and their snapshots, refer to.
+ *
+ * A change's `changed_at` is its transaction's start (`now()`), not its commit: a transaction
+ * open for longer than the retention commits changes that are already "old", and pruning by time
+ * alone deleted them within a minute of the commit, before a reader that was loading, catching up
+ * from a snapshot or between two reads had seen them; that reader then served the row's old values
+ * until it changed again. So a change is dropped only when its transaction had also ended before
+ * `endedBefore`, a transactionHorizon() read at least the retention ago: committed that long ago.
  */
-export async function pruneChanges(db: Kysely<Database>): Promise<void> {
+export async function pruneChanges(db: Kysely<Database>, endedBefore: string): Promise<void> {
   await sql`DELETE FROM catalog_changes
     WHERE changed_at < now() - ${`${CHANGE_RETENTION_MS} milliseconds`}::interval
+      AND txid < ${endedBefore}::xid8
       AND id < (SELECT max(id) FROM catalog_changes)`.execute(db);
 }
 
