@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { sql } from 'kysely';
@@ -315,6 +315,32 @@ describe('search index snapshots', () => {
     expect(log.lines.find((line) => line.message === 'search index snapshot not written')?.level).toBe('warn');
     expect(index.creators({ platform: 'twitter', filter: {}, categoryIds: null, sort: 'FOLLOWER_COUNT' }, { first: 1 })?.total).toBeGreaterThan(0);
     await index.stop();
+  });
+
+  it('are neither loaded nor written when the index stops during its load: the load is abandoned', { timeout: 60_000 }, async () => {
+    // SIGTERM during a start's load (tens of seconds at 1M rows, minutes at 10M) waited for the
+    // whole load and its write, and the thread was cut off after 60 s with nothing written.
+    const fresh = join(root, 'stopped-fresh');
+    const log = recorder();
+    const building = indexOver(fresh, log);
+    const load = building.start();
+    await building.stop();
+    await load;
+    expect(building.ready).toBe(false);
+    expect(existsSync(await snapshotPath(store.db, fresh))).toBe(false);
+    expect(log.lines.filter((line) => line.level !== 'info' || line.message === 'search index loaded')).toEqual([]);
+
+    // Stopped while catching up from a snapshot: never ready with the file's moment.
+    const saved = join(root, 'stopped-snapshot');
+    mkdirSync(saved, { recursive: true });
+    writeFileSync(await snapshotPath(store.db, saved), good);
+    const again = recorder();
+    const catching = indexOver(saved, again);
+    const catchUp = catching.start();
+    await catching.stop();
+    await catchUp;
+    expect(catching.ready).toBe(false);
+    expect(again.lines.filter((line) => line.level !== 'info' || /^search index (loaded|snapshot written)/.test(line.message))).toEqual([]);
   });
 
   it("catch up on a change whose transaction began before the retention, though another process pruned the feed", { timeout: 120_000 }, async () => {

@@ -71,6 +71,8 @@ export class SearchIndex {
   /** Feed reads and loads run one at a time. */
   #queue: Promise<void> = Promise.resolve();
   readonly #pollMs: number;
+  /** Asked by a load between batches: stop() abandons a load (tens of seconds to minutes) rather than wait for it. */
+  readonly #stoppedYet = () => this.#stopped;
   readonly #partition: Partition;
   /** A database away fails every poll (twice a second): one warning per interval, and one line when back. */
   readonly #feedFailing: ThrottledWarning;
@@ -84,8 +86,14 @@ export class SearchIndex {
   /** Loads every table, then follows the feed until stop(). Resolves once loaded. */
   start(): Promise<void> {
     const loading = this.#serial(async () => {
-      if (await this.#loadSnapshot()) return;
-      await this.#loadAll();
+      try {
+        if (await this.#loadSnapshot()) return;
+        await this.#loadAll();
+      } catch (error) {
+        // Stopped while loading: nothing failed, and there is nothing to write.
+        if (error instanceof LoadStopped) return;
+        throw error;
+      }
       await this.#writeSnapshot('after a full load');
     });
     loading.then(
@@ -173,7 +181,9 @@ export class SearchIndex {
         const every = this.options.snapshots?.everyMs ?? 0;
         if (every > 0 && Date.now() - this.#lastSnapshot >= every) await this.#writeSnapshot('periodic');
       })
-        .catch((error: unknown) => this.#feedFailing.failed(error))
+        .catch((error: unknown) => {
+          if (!(error instanceof LoadStopped)) this.#feedFailing.failed(error);
+        })
         .finally(() => this.#schedule());
     }, this.#pollMs);
     // The feed alone must not keep a finished process alive.
@@ -188,8 +198,8 @@ export class SearchIndex {
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
         const position = await feedPosition(trx);
-        const creators = await loadCreators(trx, this.#partition);
-        const videos = await loadVideoIndex(trx, this.#partition);
+        const creators = await loadCreators(trx, this.#partition, this.#stoppedYet);
+        const videos = await loadVideoIndex(trx, this.#partition, this.#stoppedYet);
         const live = await this.#loadLiveStreams(trx);
         this.#creators = creators;
         this.#videos = videos;
@@ -234,6 +244,8 @@ export class SearchIndex {
       this.#catchingUp = true;
       try {
         await this.#poll();
+        // Stopped before it caught up: not ready, ever (a search would answer from the file's moment).
+        if (this.#stopped) throw new LoadStopped();
       } finally {
         this.#catchingUp = false;
       }
@@ -252,6 +264,7 @@ export class SearchIndex {
       this.#position = null;
       this.#snapshotAt = null;
       this.#loadedFrom = null;
+      if (error instanceof LoadStopped) throw error;
       const reason = error instanceof SnapshotRejected ? error.message : `catching up failed: ${errorText(error)}`;
       log.warn('search index snapshot not used; loading from the database', { path, reason });
       return false;
@@ -340,7 +353,7 @@ export class SearchIndex {
     const db = this.options.db;
     if (reload.has('creators')) {
       this.#creators = null;
-      this.#creators = await loadCreators(db, partition);
+      this.#creators = await loadCreators(db, partition, this.#stoppedYet);
     } else if (this.#creators && keys.creators.size > 0) {
       const creators = this.#creators;
       for (const batch of batches([...keys.creators.values()].map(({ platform, key }): CreatorKey => ({ platform, userId: key })))) {
@@ -352,7 +365,7 @@ export class SearchIndex {
     }
     if (reload.has('videos') || reload.has('channels')) {
       this.#videos = null;
-      this.#videos = await loadVideoIndex(db, partition);
+      this.#videos = await loadVideoIndex(db, partition, this.#stoppedYet);
     } else if (this.#videos && (keys.channels.size > 0 || keys.videos.size > 0)) {
       const videos = this.#videos;
       // Channels first: a new video may belong to a new channel.
@@ -426,9 +439,22 @@ function withFacets(page: IndexPage, requests: readonly FacetRequest[], count: (
   return requests.length === 0 ? page : { ...page, facets: count() };
 }
 
-async function loadCreators(db: Kysely<Database>, partition: Partition): Promise<CreatorIndex> {
+/** A load abandoned because the index was stopped (SIGTERM during a start's load): not a failure. */
+class LoadStopped extends Error {
+  constructor() {
+    super('stopped while loading');
+  }
+}
+
+/** Throws LoadStopped once `stopped()` says so: called between a load's batches. */
+function checkStopped(stopped: () => boolean): void {
+  if (stopped()) throw new LoadStopped();
+}
+
+async function loadCreators(db: Kysely<Database>, partition: Partition, stopped: () => boolean = () => false): Promise<CreatorIndex> {
   const index = new CreatorIndex();
   for (let batch = await creatorIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    checkStopped(stopped);
     for (const row of batch) if (partition.holds(row.userId)) index.upsert(row);
     const last = batch[batch.length - 1];
     batch = batch.length < LOAD_BATCH ? [] : await creatorIndexRows(db, { platform: last.platform, userId: last.userId }, LOAD_BATCH);
@@ -438,19 +464,22 @@ async function loadCreators(db: Kysely<Database>, partition: Partition): Promise
 }
 
 /** The video index as a server builds it (slots in date order), from one snapshot the caller holds. */
-export async function loadVideoIndex(db: Kysely<Database>, partition: Partition = WHOLE): Promise<VideoIndex> {
+export async function loadVideoIndex(db: Kysely<Database>, partition: Partition = WHOLE, stopped: () => boolean = () => false): Promise<VideoIndex> {
   const index = new VideoIndex();
   for (let batch = await channelIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    checkStopped(stopped);
     for (const row of batch) index.upsertChannel(row);
     batch = batch.length < LOAD_BATCH ? [] : await channelIndexRows(db, batch[batch.length - 1].channelId, LOAD_BATCH);
   }
   // Slots in date order first (ids only, from the date index), then the rows in id order (a
   // sequential read of the table) into them.
   for (let ids = await videoIdsByDate(db, null, ID_BATCH); ids.length > 0; ) {
+    checkStopped(stopped);
     index.reserve(partition.count === 1 ? ids : ids.filter((id) => partition.holds(id)));
     ids = ids.length < ID_BATCH ? [] : await videoIdsByDate(db, ids[ids.length - 1], ID_BATCH);
   }
   for (let batch = await videoIndexRows(db, null, LOAD_BATCH); batch.length > 0; ) {
+    checkStopped(stopped);
     for (const row of batch) if (partition.holds(row.videoId)) index.upsert(row);
     batch = batch.length < LOAD_BATCH ? [] : await videoIndexRows(db, batch[batch.length - 1].videoId, LOAD_BATCH);
   }
