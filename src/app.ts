@@ -14,8 +14,9 @@ import { createMetrics } from './observability/metrics.js';
 import { createSearch } from './search/runtime/thread.js';
 import type { Services } from './services.js';
 import { KEY_CHANGES_CHANNEL } from './store/accounts.js';
+import { ChangePruner, PRUNE_EVERY_MS } from './store/changes.js';
 import { openStore, type Store } from './store/connect.js';
-import { asDatabaseConfigError } from './store/errors.js';
+import { asDatabaseConfigError, isDatabaseUnavailable } from './store/errors.js';
 import { migrateToLatest } from './store/migrate.js';
 import { sharedSecret } from './store/secrets.js';
 import { createUpstreamHttp } from './upstreams/http.js';
@@ -134,6 +135,15 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     : null;
   // Searches run SQL until the index has loaded; the server does not wait for it.
   void search?.start().catch(() => {});
+  // The change feed is pruned here, on the primary, index or not (ChangePruner).
+  const pruner = new ChangePruner(store.db);
+  const pruning = setInterval(() => {
+    pruner.prune().catch((error: unknown) => {
+      if (isDatabaseUnavailable(error)) errorReport(log).unavailable(error);
+      else log.warn('change feed not pruned', { error: error instanceof Error ? error.message : String(error) });
+    });
+  }, PRUNE_EVERY_MS);
+  pruning.unref();
   metrics.watch({ search: search ?? undefined });
   const keylessBudget = new KeylessBudget(config.keylessCpuMsPerSecond, config.keylessCpuBurstMs);
   const services: Services = { config, store, access, log, metrics, instagram, realtimeOffsets, work, search, keylessBudget };
@@ -143,6 +153,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
     server,
     abortInFlight: () => work.abortAll(),
     close: async () => {
+      clearInterval(pruning);
       await keyChanges?.close();
       await search?.stop();
       await access.close();

@@ -90,6 +90,28 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
 }
 
 /**
+ * The feed's pruning, run by every serving process on the primary (a replica refuses the DELETE;
+ * with SEARCH_INDEX=off nothing reads the feed, but the triggers still write it). Each run samples
+ * the transaction horizon and prunes up to the newest sample at least the retention old
+ * (pruneChanges), so a process prunes nothing in its first CHANGE_RETENTION_MS; any other running
+ * process may, it is idempotent.
+ */
+export const PRUNE_EVERY_MS = 60_000;
+
+export class ChangePruner {
+  #horizons: { at: number; xmin: string }[] = [];
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async prune(now = Date.now()): Promise<void> {
+    this.#horizons.push({ at: now, xmin: await transactionHorizon(this.db) });
+    const old = (sample: { at: number } | undefined) => sample !== undefined && now - sample.at >= CHANGE_RETENTION_MS;
+    while (old(this.#horizons[1])) this.#horizons.shift();
+    if (old(this.#horizons[0])) await pruneChanges(this.db, this.#horizons[0].xmin);
+  }
+}
+
+/**
  * The oldest transaction still running (`pg_snapshot_xmin`, xid8 as text): every transaction with
  * a lower id had ended when this was read. Sampled by the pruner (pruneChanges' `endedBefore`).
  */

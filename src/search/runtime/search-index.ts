@@ -7,7 +7,7 @@ import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
 import type { Logger } from '../../observability/log.js';
 import { type ThrottledWarning, throttledWarning } from '../../observability/throttled-warning.js';
-import { type CatalogChange, type CatalogEntity, CHANGE_RETENTION_MS, feedPosition, type FeedPosition, pruneChanges, readChanges, transactionHorizon } from '../../store/changes.js';
+import { type CatalogChange, type CatalogEntity, CHANGE_RETENTION_MS, feedPosition, type FeedPosition, readChanges } from '../../store/changes.js';
 import { channelIndexRows, channelIndexRowsById } from '../../store/channels.js';
 import { creatorIndexRows, creatorIndexRowsByKey } from '../../store/creators.js';
 import type { Database } from '../../store/database.js';
@@ -31,7 +31,6 @@ import { readSnapshot, type SnapshotSettings, snapshotPath, writeSnapshot } from
 const LOAD_BATCH = 10_000;
 const ID_BATCH = 50_000;
 const APPLY_BATCH = 5_000;
-const PRUNE_EVERY_MS = 60_000;
 
 export interface SearchIndexOptions {
   db: Kysely<Database>;
@@ -52,12 +51,6 @@ export class SearchIndex {
   #live: LiveStreamIndex | null = null;
   #position: FeedPosition | null = null;
   #lastRead: number | null = null;
-  #lastPrune = 0;
-  /**
-   * Transaction horizons read at each prune, oldest first: the feed is pruned up to the newest one
-   * at least the retention old (pruneChanges), so a process prunes nothing in its first 15 minutes.
-   */
-  #horizons: { at: number; xmin: string }[] = [];
   #loadedFrom: 'snapshot' | 'database' | null = null;
   /** The feed position the snapshot file holds (null: none written or loaded by this process). */
   #snapshotAt: string | null = null;
@@ -311,19 +304,6 @@ export class SearchIndex {
     await this.#apply(changes);
     this.#position = next;
     this.#lastRead = Date.now();
-    if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) {
-      this.#lastPrune = Date.now();
-      await this.#prune();
-    }
-  }
-
-  /** Drops the changes whose transactions ended at least the retention ago (pruneChanges). */
-  async #prune(): Promise<void> {
-    const now = Date.now();
-    this.#horizons.push({ at: now, xmin: await transactionHorizon(this.options.db) });
-    const old = (sample: { at: number } | undefined) => sample !== undefined && now - sample.at >= CHANGE_RETENTION_MS;
-    while (old(this.#horizons[1])) this.#horizons.shift();
-    if (old(this.#horizons[0])) await pruneChanges(this.options.db, this.#horizons[0].xmin);
   }
 
   async #apply(changes: CatalogChange[]): Promise<void> {
