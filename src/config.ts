@@ -266,6 +266,22 @@ function snapshotEvery(value: string | undefined): number {
   }
 }
 
+/**
+ * HEAP_GROWTH_PERCENT, handed to V8 as --heap-growing-percent (src/cli/serve.ts): the old
+ * generation grows by 1 + this/100 before its next full collection. 0 leaves the factor to V8,
+ * which picks it from 1.1 to 4.0 (its kMinGrowingFactor, kMaxGrowingFactor); outside those a full
+ * collection follows every few MB of garbage, or the heap nears its limit before one, which is what
+ * the setting is there to prevent. The flag is a C int: V8 took 99999999999 without a word.
+ */
+function heapGrowth(value: string | undefined): number {
+  if (value !== undefined && value.trim() !== '' && Number(value) === 0) return 0;
+  try {
+    return integer('HEAP_GROWTH_PERCENT', value, 40, 10, 300);
+  } catch {
+    throw new ConfigError("HEAP_GROWTH_PERCENT must be 0 (V8's own choice) or an integer from 10 to 300");
+  }
+}
+
 /** A folder setting (SEARCH_SNAPSHOT_DIR, REFUND_JOURNAL_DIR), or off; unset: `folder` beside the embedded store's files, unless those live in memory. */
 function besideData(value: string | undefined, dataDir: string, folder: string): string | undefined {
   const set = nonEmpty(value);
@@ -312,7 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
     rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 10_000),
-    heapGrowthPercent: integer('HEAP_GROWTH_PERCENT', env.HEAP_GROWTH_PERCENT, 40),
+    heapGrowthPercent: heapGrowth(env.HEAP_GROWTH_PERCENT),
     logLevel: logLevel(env.LOG_LEVEL),
   };
 }

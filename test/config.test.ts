@@ -31,6 +31,8 @@ describe('numeric settings have the range they can work in', () => {
     ['GRAPHQL_MAX_UNITS', ['0', '99', '10001', '99999999'], ['100', '10000'], 'GRAPHQL_MAX_UNITS must be an integer from 100 to 10000'],
     ['GRAPHQL_MAX_NODES', ['0', '50001'], ['100', '50000'], 'GRAPHQL_MAX_NODES must be an integer from 100 to 50000'],
     ['MAX_BODY_BYTES', ['0', '1023', '16383', '268435457'], ['16384', '65536', '268435456'], 'MAX_BODY_BYTES must be an integer from 16384 to 268435456'],
+    // V8's own growth factors run from 1.1 to 4.0; a C int past that (99999999999) was taken silently.
+    ['HEAP_GROWTH_PERCENT', ['1', '9', '301', '5000', '99999999999', '-1', '40.5'], ['0', '10', '40', '300'], "HEAP_GROWTH_PERCENT must be 0 (V8's own choice) or an integer from 10 to 300"],
   ])('%s', (name, bad, good, message) => {
     for (const value of bad) expect(refused({ [name]: value }), value).toBe(message);
     for (const value of good) expect(refused({ [name]: value }), value).toBeNull();
