@@ -70,7 +70,7 @@ export interface Config {
    * every process sharing it.
    */
   offsetSecret: string | undefined;
-  /** Rows each row cache of found pages keeps (creators per platform, videos, channels, live streams). */
+  /** Rows each row cache of found pages keeps (creators per platform, videos, channels, live streams; 0: in effect none). */
   rowCacheRows: number;
   /** V8 grows the old generation by this percent of the live heap before its next full collection. */
   heapGrowthPercent: number;
@@ -327,7 +327,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
     quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
-    rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 10_000),
+    // Per cache (3 + one per creator platform), each with an admission filter of about 2 bytes a row
+    // allocated up front: 1M rows is 1 MiB a cache up front and up to ~1.4 GB filled with creators
+    // (10M: 16 MiB up front each; 10^12 threw at start). 0: in effect no cache (a row at most).
+    rowCacheRows: integer('ROW_CACHE_ROWS', env.ROW_CACHE_ROWS, 10_000, 0, 1_000_000),
     heapGrowthPercent: heapGrowth(env.HEAP_GROWTH_PERCENT),
     logLevel: logLevel(env.LOG_LEVEL),
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BODY_BYTES_MIN, CONTRACT_MAX_OPERATION_NODES, CONTRACT_MAX_OPERATION_UNITS, loadConfig, MAX_TIMER_MS } from '../src/config.js';
+import { SearchRows } from '../src/search/row-cache.js';
 import { createTestApp } from './support/app.js';
 
 // A setting that can never work is refused by loadConfig, naming the variable (the CLI prints that
@@ -31,6 +32,8 @@ describe('numeric settings have the range they can work in', () => {
     ['GRAPHQL_MAX_UNITS', ['0', '99', '10001', '99999999'], ['100', '10000'], 'GRAPHQL_MAX_UNITS must be an integer from 100 to 10000'],
     ['GRAPHQL_MAX_NODES', ['0', '50001'], ['100', '50000'], 'GRAPHQL_MAX_NODES must be an integer from 100 to 50000'],
     ['MAX_BODY_BYTES', ['0', '1023', '16383', '268435457'], ['16384', '65536', '268435456'], 'MAX_BODY_BYTES must be an integer from 16384 to 268435456'],
+    // Each cache's admission filter is allocated up front at about 2 bytes a row: 10^12 threw a RangeError at start.
+    ['ROW_CACHE_ROWS', ['-1', '1.5', 'many', '1000001', '1000000000000'], ['0', '50', '10000', '1000000'], 'ROW_CACHE_ROWS must be an integer from 0 to 1000000'],
     // V8's own growth factors run from 1.1 to 4.0; a C int past that (99999999999) was taken silently.
     ['HEAP_GROWTH_PERCENT', ['1', '9', '301', '5000', '99999999999', '-1', '40.5'], ['0', '10', '40', '300'], "HEAP_GROWTH_PERCENT must be 0 (V8's own choice) or an integer from 10 to 300"],
   ])('%s', (name, bad, good, message) => {
@@ -45,6 +48,22 @@ describe('numeric settings have the range they can work in', () => {
     const defaults = loadConfig({});
     expect([defaults.maxOperationUnits, defaults.maxOperationNodes, defaults.poolSize, defaults.connectTimeoutMs]).toEqual([10_000, 50_000, 10, 2_000]);
     expect(loadConfig({ SEARCH_SNAPSHOT_EVERY_MS: '0' }).searchSnapshotEveryMs).toBe(0);
+  });
+});
+
+describe('ROW_CACHE_ROWS', () => {
+  it('0 keeps the caches off in effect (a row at most), every read still right; the most allocates a few MiB up front', async () => {
+    const off = new SearchRows<{ id: string }, { id: string }, { id: string }, { id: string }>(loadConfig({ ROW_CACHE_ROWS: '0' }).rowCacheRows);
+    let loads = 0;
+    const load = async (keys: string[]) => (loads++, keys.map((id) => ({ id })));
+    for (let round = 0; round < 3; round++) {
+      for (const id of ['a', 'b', 'c']) expect(await off.videos.read([id], load, (row) => row.id)).toEqual([{ id }]);
+    }
+    expect(loads).toBe(9);
+    const before = process.memoryUsage().arrayBuffers;
+    const most = new SearchRows(loadConfig({ ROW_CACHE_ROWS: '1000000' }).rowCacheRows);
+    most.creators('twitter');
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 2 ** 20);
   });
 });
 
