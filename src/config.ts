@@ -324,8 +324,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refundJournalDir: besideData(env.REFUND_JOURNAL_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'refunds-owed'),
     searchSnapshotEveryMs: snapshotEvery(env.SEARCH_SNAPSHOT_EVERY_MS),
     keyCacheMs: milliseconds('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000, 0),
-    quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000),
-    quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000),
+    // A million units is a hundred operations at the contract's highest price: a larger lease saves
+    // no write worth having (its checkpoint is written every 250 ms anyway), it only holds more of
+    // the account's units away from other processes, for a minute after a crash.
+    quotaLeaseUnits: integer('QUOTA_LEASE_UNITS', env.QUOTA_LEASE_UNITS, 2_000, 0, 1_000_000),
+    // In leases' worth, not units: QUOTA_LEASE_UNITS × this must remain. 0 would lease an account's
+    // last units, and another process's calls be refused (403) while they sit unsold in a lease.
+    // Both bounds keep that product exact in JavaScript and within PostgreSQL's bigint (past it,
+    // every keyed call failed with a 500).
+    quotaLeaseFloor: integer('QUOTA_LEASE_FLOOR', env.QUOTA_LEASE_FLOOR, 1_000, 1, 1_000_000),
     offsetSecret: secret('OFFSET_SECRET', env.OFFSET_SECRET),
     // Per cache (3 + one per creator platform), each with an admission filter of about 2 bytes a row
     // allocated up front: 1M rows is 1 MiB a cache up front and up to ~1.4 GB filled with creators

@@ -34,6 +34,10 @@ describe('numeric settings have the range they can work in', () => {
     ['MAX_BODY_BYTES', ['0', '1023', '16383', '268435457'], ['16384', '65536', '268435456'], 'MAX_BODY_BYTES must be an integer from 16384 to 268435456'],
     // Each cache's admission filter is allocated up front at about 2 bytes a row: 10^12 threw a RangeError at start.
     ['ROW_CACHE_ROWS', ['-1', '1.5', 'many', '1000001', '1000000000000'], ['0', '50', '10000', '1000000'], 'ROW_CACHE_ROWS must be an integer from 0 to 1000000'],
+    // The floor counts leases, not units: units × floor is what must remain, and at 2000 × 9007199254740991
+    // it overflowed PostgreSQL's bigint, every keyed call a 500. A floor of 0 would lease an account's last units.
+    ['QUOTA_LEASE_UNITS', ['-1', '1.5', '1000001', '9007199254740991'], ['0', '100', '2000', '1000000'], 'QUOTA_LEASE_UNITS must be an integer from 0 to 1000000'],
+    ['QUOTA_LEASE_FLOOR', ['0', '-1', '1000001', '9007199254740991'], ['1', '5', '1000', '1000000'], 'QUOTA_LEASE_FLOOR must be an integer from 1 to 1000000'],
     // V8's own growth factors run from 1.1 to 4.0; a C int past that (99999999999) was taken silently.
     ['HEAP_GROWTH_PERCENT', ['1', '9', '301', '5000', '99999999999', '-1', '40.5'], ['0', '10', '40', '300'], "HEAP_GROWTH_PERCENT must be 0 (V8's own choice) or an integer from 10 to 300"],
   ])('%s', (name, bad, good, message) => {

@@ -162,6 +162,8 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     ['TWITCH_API_URL', 'http://127.0.0.1:1', 'TWITCH_API_URL is set without TWITCH_CLIENT_ID and TWITCH_TOKEN: the live-stream collector needs all three'],
     ['ADMIN_TOKEN', SECRET, 'ADMIN_TOKEN must be at least 32 characters'],
     ['ROW_CACHE_ROWS', '1000000000000', 'ROW_CACHE_ROWS must be an integer from 0 to 1000000'],
+    ['QUOTA_LEASE_UNITS', '1000001', 'QUOTA_LEASE_UNITS must be an integer from 0 to 1000000'],
+    ['QUOTA_LEASE_FLOOR', '9007199254740991', 'QUOTA_LEASE_FLOOR must be an integer from 1 to 1000000'],
     ['HEAP_GROWTH_PERCENT', '5000', "HEAP_GROWTH_PERCENT must be 0 (V8's own choice) or an integer from 10 to 300"],
   ])('%s=%s: one line naming it, exit code 1', async (name, value, said) => {
     const ended = await runToEnd(['serve'], { DATA_DIR: 'memory://', TWITCH_CLIENT_ID: '', TWITCH_TOKEN: '', [name]: value });
