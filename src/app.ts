@@ -7,7 +7,7 @@ import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { openRefundJournal, type RefundJournal } from './access/refund-journal.js';
 import { createAccessService } from './access/service.js';
-import { type Config, folderRefused } from './config.js';
+import { type Config, folderRefused, makeFolder } from './config.js';
 import { answerUnparsedRequest, createFrontDoor, type FrontDoor } from './http/server.js';
 import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
@@ -43,6 +43,13 @@ export interface AppParts {
 
 /** Opens the store (migrating it), the limiter and the access service: everything a request needs. */
 export async function createApp(config: Config, parts: AppParts = {}): Promise<App> {
+  // The folders this process writes in, made before anything is opened: the index wrote its first
+  // snapshot only after a full load (minutes at millions of rows), and a folder that could not be
+  // made was a warning then; the refund journal's was found only after the store's migrations.
+  // The embedded store's first (the others' defaults are in it): DATA_DIR is what to correct.
+  if (!parts.store && config.databaseUrl === undefined && !config.dataDir.startsWith('memory://')) makeFolder('DATA_DIR', config.dataDir);
+  if (config.searchIndex && config.searchSnapshotDir !== undefined) makeFolder('SEARCH_SNAPSHOT_DIR', config.searchSnapshotDir);
+  if (config.refundJournalDir !== undefined) makeFolder('REFUND_JOURNAL_DIR', config.refundJournalDir);
   const log = parts.log ?? createLogger();
   const store =
     parts.store ??

@@ -1,4 +1,5 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, mkdirSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 // Every setting the service reads from its environment (docs/contract/decisions.md §7), read in one place.
 export interface Config {
@@ -91,13 +92,50 @@ const FOLDER_REFUSALS: Record<string, string> = {
 };
 
 /**
- * A folder a setting names (DATA_DIR, REFUND_JOURNAL_DIR) that cannot be created or written in,
- * found when it is opened: one line naming the setting, as a ConfigError from loadConfig.
+ * A folder a setting names (DATA_DIR, SEARCH_SNAPSHOT_DIR, REFUND_JOURNAL_DIR) that cannot be
+ * created or written in, found when it is opened: one line naming the setting, as a ConfigError from loadConfig.
  */
 export function folderRefused(setting: string, folder: string, error: unknown): ConfigError {
   const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
   const reason = code === undefined ? String(error) : `${code}${FOLDER_REFUSALS[code] ? `: ${FOLDER_REFUSALS[code]}` : ''}`;
   return new ConfigError(`${setting}: cannot ${syscall === 'mkdir' ? 'create' : 'write in'} the folder ${folder} (${reason})`);
+}
+
+/** Creates the folder a setting names, if need be, and checks it can be written in: else folderRefused. */
+export function makeFolder(setting: string, folder: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    throw folderRefused(setting, folder, error);
+  }
+}
+
+/** The real path of the nearest folder on the way to `folder` that exists (itself, if it does). */
+function nearestExisting(folder: string): string | null {
+  for (let path = resolve(folder); ; path = dirname(path)) {
+    try {
+      return realpathSync(path);
+    } catch {
+      if (dirname(path) === path) return null;
+    }
+  }
+}
+
+/**
+ * DATA_DIR, SEARCH_SNAPSHOT_DIR, REFUND_JOURNAL_DIR: a folder in /proc, or reached through a link
+ * into it (/dev/fd), is refused before anything tries to create it. mkdir there answers ENOENT
+ * for a parent that exists, and Node's recursive mkdir, which each of them is created with, then
+ * tries again for ever: the command hung at start. Nothing else is created or checked here;
+ * makeFolder and folderRefused say what else is wrong when the folder is opened.
+ */
+function folderSetting(name: string, folder: string | undefined): string | undefined {
+  if (folder === undefined || folder.startsWith('memory://')) return folder;
+  const existing = nearestExisting(folder);
+  if (existing === '/proc' || existing?.startsWith('/proc/')) {
+    throw new ConfigError(`${name}: cannot create the folder ${folder} (it is in /proc, where no folder can be made)`);
+  }
+  return folder;
 }
 
 const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value : undefined);
@@ -296,7 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: databaseUrl('DATABASE_URL', env.DATABASE_URL),
     databaseReadUrl: databaseUrl('DATABASE_READ_URL', env.DATABASE_READ_URL),
     transactionPooler: poolerMode(env.DATABASE_POOLER),
-    dataDir: nonEmpty(env.DATA_DIR) ?? './.data',
+    dataDir: folderSetting('DATA_DIR', nonEmpty(env.DATA_DIR) ?? './.data')!,
     redisUrl: redisUrl(env.REDIS_URL),
     instagramUpstreamUrl: httpUrl('INSTAGRAM_UPSTREAM_URL', env.INSTAGRAM_UPSTREAM_URL),
     upstreamTimeoutMs: milliseconds('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS, 10_000, 100),
@@ -320,8 +358,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchPollMs: milliseconds('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500, 10),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),
     searchPartitions: partitions(env.SEARCH_PARTITIONS),
-    searchSnapshotDir: besideData(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'search-snapshots'),
-    refundJournalDir: besideData(env.REFUND_JOURNAL_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'refunds-owed'),
+    searchSnapshotDir: folderSetting('SEARCH_SNAPSHOT_DIR', besideData(env.SEARCH_SNAPSHOT_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'search-snapshots')),
+    refundJournalDir: folderSetting('REFUND_JOURNAL_DIR', besideData(env.REFUND_JOURNAL_DIR, nonEmpty(env.DATA_DIR) ?? './.data', 'refunds-owed')),
     searchSnapshotEveryMs: snapshotEvery(env.SEARCH_SNAPSHOT_EVERY_MS),
     keyCacheMs: milliseconds('KEY_CACHE_MS', env.KEY_CACHE_MS, 2_000, 0),
     // A million units is a hundred operations at the contract's highest price: a larger lease saves

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BODY_BYTES_MIN, CONTRACT_MAX_OPERATION_NODES, CONTRACT_MAX_OPERATION_UNITS, loadConfig, MAX_TIMER_MS } from '../src/config.js';
 import { SearchRows } from '../src/search/row-cache.js';
@@ -68,6 +69,23 @@ describe('ROW_CACHE_ROWS', () => {
     const most = new SearchRows(loadConfig({ ROW_CACHE_ROWS: '1000000' }).rowCacheRows);
     most.creators('twitter');
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 2 ** 20);
+  });
+});
+
+describe.runIf(existsSync('/proc/self'))('folder settings', () => {
+  it("a folder in /proc, or reached through a link into it, is refused at once: Node's mkdir loops for ever there", () => {
+    for (const [name, value] of [
+      ['DATA_DIR', '/proc/x'],
+      ['SEARCH_SNAPSHOT_DIR', '/proc/x/y'],
+      ['SEARCH_SNAPSHOT_DIR', '/proc'],
+      ['REFUND_JOURNAL_DIR', '/dev/fd/x'],
+    ]) {
+      expect(refused({ DATA_DIR: 'memory://', [name]: value }), value).toBe(`${name}: cannot create the folder ${value} (it is in /proc, where no folder can be made)`);
+    }
+    // The default folders beside DATA_DIR are checked too; DATA_DIR is named first.
+    expect(refused({ DATA_DIR: '/proc/self/x' })).toBe('DATA_DIR: cannot create the folder /proc/self/x (it is in /proc, where no folder can be made)');
+    expect(refused({ DATA_DIR: 'memory://', SEARCH_SNAPSHOT_DIR: 'off', REFUND_JOURNAL_DIR: 'off' })).toBeNull();
+    expect(refused({ DATA_DIR: '/dev/null/x' })).toBeNull();
   });
 });
 

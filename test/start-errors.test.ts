@@ -179,6 +179,22 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     expect(journal).toBe('creator-data: REFUND_JOURNAL_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
   });
 
+  it('a SEARCH_SNAPSHOT_DIR that cannot be created, with the index on: one line naming it, exit code 1', async () => {
+    const index = { DATABASE_URL: '', DATA_DIR: 'memory://', SEARCH_INDEX: 'on' };
+    const file = expectOneLineExit1(await runToEnd(['serve'], { ...index, SEARCH_SNAPSHOT_DIR: '/dev/null/x' }));
+    expect(file).toBe('creator-data: SEARCH_SNAPSHOT_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
+    // Its default is in DATA_DIR: a DATA_DIR that cannot be created is named as such.
+    const data = expectOneLineExit1(await runToEnd(['serve'], { ...index, DATA_DIR: '/dev/null/x' }));
+    expect(data).toBe('creator-data: DATA_DIR: cannot create the folder /dev/null/x (ENOTDIR: a part of its path is a file)');
+  });
+
+  it.runIf(existsSync('/proc/self'))('a folder setting in /proc: one line, at once, where creating it would hang for ever', async () => {
+    for (const [name, command] of [['DATA_DIR', 'migrate'], ['DATA_DIR', 'serve'], ['SEARCH_SNAPSHOT_DIR', 'serve'], ['REFUND_JOURNAL_DIR', 'serve']]) {
+      const ended = await runToEnd([command], { DATABASE_URL: '', DATA_DIR: 'memory://', SEARCH_INDEX: 'on', [name]: '/proc/x' }, 5_000);
+      expect(expectOneLineExit1(ended)).toBe(`creator-data: ${name}: cannot create the folder /proc/x (it is in /proc, where no folder can be made)`);
+    }
+  });
+
   it('a HOST or METRICS_HOST that does not resolve is named, not blamed on the database', async () => {
     const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
     // The port opens once the service is assembled: after the embedded store's migrations.
