@@ -34,7 +34,8 @@ export interface RunningSystem {
  */
 export function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', ...extra };
-  for (const name of ['REDIS_URL', 'TWITCH_API_URL', 'ADMIN_TOKEN']) delete env[name];
+  // All three TWITCH_* go: the client id or token without the URL is refused at start (src/config.ts).
+  for (const name of ['REDIS_URL', 'TWITCH_API_URL', 'TWITCH_CLIENT_ID', 'TWITCH_TOKEN', 'ADMIN_TOKEN']) delete env[name];
   return env;
 }
 

@@ -257,15 +257,25 @@ function httpUrl(name: string, value: string | undefined): string | undefined {
   return set;
 }
 
-/** The collector calls the platform with all three (docs/contract/decisions.md §8): one set alone would fail at every pass. */
+/**
+ * The collector calls the platform with all three (docs/contract/decisions.md §8): the URL without
+ * the others would fail at every pass, and the others without the URL were silently unused (the
+ * collector off, where the operator meant it on). None of the three: off.
+ */
 function twitch(env: NodeJS.ProcessEnv): Config['twitch'] {
   const apiUrl = httpUrl('TWITCH_API_URL', env.TWITCH_API_URL);
-  if (apiUrl === undefined) return undefined;
   const clientId = nonEmpty(env.TWITCH_CLIENT_ID);
   const token = nonEmpty(env.TWITCH_TOKEN);
-  const missing = [clientId === undefined && 'TWITCH_CLIENT_ID', token === undefined && 'TWITCH_TOKEN'].filter(Boolean);
-  if (missing.length > 0) throw new ConfigError(`TWITCH_API_URL is set without ${missing.join(' and ')}: the live-stream collector needs all three`);
-  return { apiUrl, clientId: clientId!, token: token! };
+  if (apiUrl === undefined && clientId === undefined && token === undefined) return undefined;
+  const values = { TWITCH_API_URL: apiUrl, TWITCH_CLIENT_ID: clientId, TWITCH_TOKEN: token };
+  const names = Object.keys(values) as (keyof typeof values)[];
+  const missing = names.filter((name) => values[name] === undefined);
+  if (missing.length > 0) {
+    // The URL first when it is set, as before: "TWITCH_API_URL is set without …".
+    const set = apiUrl === undefined ? names.filter((name) => values[name] !== undefined) : ['TWITCH_API_URL'];
+    throw new ConfigError(`${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set without ${missing.join(' and ')}: the live-stream collector needs all three`);
+  }
+  return { apiUrl: apiUrl!, clientId: clientId!, token: token! };
 }
 
 /** pino's levels: anything else throws from inside the logger. */

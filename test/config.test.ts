@@ -114,8 +114,16 @@ describe('settings with a set of values', () => {
     expect(refused({ TWITCH_API_URL: url, TWITCH_TOKEN: 't' })).toBe('TWITCH_API_URL is set without TWITCH_CLIENT_ID: the live-stream collector needs all three');
     expect(refused({ TWITCH_API_URL: url, TWITCH_CLIENT_ID: 'c', TWITCH_TOKEN: ' ' })).toBe('TWITCH_API_URL is set without TWITCH_TOKEN: the live-stream collector needs all three');
     expect(loadConfig({ TWITCH_API_URL: url, TWITCH_CLIENT_ID: 'c', TWITCH_TOKEN: 't' }).twitch).toEqual({ apiUrl: url, clientId: 'c', token: 't' });
-    // Without the URL the collector is off (the contract's default), whatever else is set.
-    expect(loadConfig({ TWITCH_CLIENT_ID: 'c' }).twitch).toBeUndefined();
+    // Without any of the three the collector is off (the contract's default).
+    expect(loadConfig({ TWITCH_CLIENT_ID: ' ', TWITCH_TOKEN: '' }).twitch).toBeUndefined();
+  });
+
+  it('TWITCH_CLIENT_ID or TWITCH_TOKEN without TWITCH_API_URL is refused, not left unused', () => {
+    expect(refused({ TWITCH_CLIENT_ID: 'c' })).toBe('TWITCH_CLIENT_ID is set without TWITCH_API_URL and TWITCH_TOKEN: the live-stream collector needs all three');
+    expect(refused({ TWITCH_TOKEN: 't' })).toBe('TWITCH_TOKEN is set without TWITCH_API_URL and TWITCH_CLIENT_ID: the live-stream collector needs all three');
+    expect(refused({ TWITCH_CLIENT_ID: 'c', TWITCH_TOKEN: 't', TWITCH_API_URL: ' ' })).toBe(
+      'TWITCH_CLIENT_ID and TWITCH_TOKEN are set without TWITCH_API_URL: the live-stream collector needs all three',
+    );
   });
 
   it('ADMIN_TOKEN is at least 32 characters, as OFFSET_SECRET, and never printed', () => {

@@ -160,6 +160,8 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
     ['LOG_LEVEL', 'verbose', 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     ['INSTAGRAM_UPSTREAM_URL', 'ftp://x', 'INSTAGRAM_UPSTREAM_URL must be an http:// or https:// URL'],
     ['TWITCH_API_URL', 'http://127.0.0.1:1', 'TWITCH_API_URL is set without TWITCH_CLIENT_ID and TWITCH_TOKEN: the live-stream collector needs all three'],
+    ['TWITCH_CLIENT_ID', 'c', 'TWITCH_CLIENT_ID is set without TWITCH_API_URL and TWITCH_TOKEN: the live-stream collector needs all three'],
+    ['TWITCH_TOKEN', SECRET, 'TWITCH_TOKEN is set without TWITCH_API_URL and TWITCH_CLIENT_ID: the live-stream collector needs all three'],
     ['ADMIN_TOKEN', SECRET, 'ADMIN_TOKEN must be at least 32 characters'],
     ['ROW_CACHE_ROWS', '1000000000000', 'ROW_CACHE_ROWS must be an integer from 0 to 1000000'],
     ['QUOTA_LEASE_UNITS', '1000001', 'QUOTA_LEASE_UNITS must be an integer from 0 to 1000000'],
