@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -141,6 +141,7 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
       }
       // Found before any work of starting (a store, migrations, the demo set, an index to load).
       expect(existsSync(dataDir)).toBe(false);
+      rmSync(dirname(dataDir), { recursive: true });
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
