@@ -320,27 +320,28 @@ describe('search index snapshots', () => {
   it('are neither loaded nor written when the index stops during its load: the load is abandoned', { timeout: 60_000 }, async () => {
     // SIGTERM during a start's load (tens of seconds at 1M rows, minutes at 10M) waited for the
     // whole load and its write, and the thread was cut off after 60 s with nothing written.
+    /** An index over `dir` stopped as soon as it starts: whether it became ready, and what it logged. */
+    const stoppedAtStart = async (dir: string) => {
+      const log = recorder();
+      const index = indexOver(dir, log);
+      const starting = index.start();
+      await index.stop();
+      await starting;
+      return { ready: index.ready, lines: log.lines };
+    };
     const fresh = join(root, 'stopped-fresh');
-    const log = recorder();
-    const building = indexOver(fresh, log);
-    const load = building.start();
-    await building.stop();
-    await load;
-    expect(building.ready).toBe(false);
+    const loading = await stoppedAtStart(fresh);
+    expect(loading.ready).toBe(false);
     expect(existsSync(await snapshotPath(store.db, fresh))).toBe(false);
-    expect(log.lines.filter((line) => line.level !== 'info' || line.message === 'search index loaded')).toEqual([]);
+    expect(loading.lines.filter((line) => line.level !== 'info' || line.message === 'search index loaded')).toEqual([]);
 
     // Stopped while catching up from a snapshot: never ready with the file's moment.
     const saved = join(root, 'stopped-snapshot');
     mkdirSync(saved, { recursive: true });
     writeFileSync(await snapshotPath(store.db, saved), good);
-    const again = recorder();
-    const catching = indexOver(saved, again);
-    const catchUp = catching.start();
-    await catching.stop();
-    await catchUp;
+    const catching = await stoppedAtStart(saved);
     expect(catching.ready).toBe(false);
-    expect(again.lines.filter((line) => line.level !== 'info' || /^search index (loaded|snapshot written)/.test(line.message))).toEqual([]);
+    expect(catching.lines.filter((line) => line.level !== 'info' || /^search index (loaded|snapshot written)/.test(line.message))).toEqual([]);
   });
 
   it("catch up on a change whose transaction began before the retention, though another process pruned the feed", { timeout: 120_000 }, async () => {
