@@ -89,6 +89,9 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
   return rows[0].name;
 }
 
+/** How often a serving process prunes the feed (ChangePruner). */
+export const PRUNE_EVERY_MS = 60_000;
+
 /**
  * The feed's pruning, run by every serving process on the primary (a replica refuses the DELETE;
  * with SEARCH_INDEX=off nothing reads the feed, but the triggers still write it). Each run samples
@@ -96,8 +99,6 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
  * (pruneChanges), so a process prunes nothing in its first CHANGE_RETENTION_MS; any other running
  * process may, it is idempotent.
  */
-export const PRUNE_EVERY_MS = 60_000;
-
 export class ChangePruner {
   #horizons: { at: number; xmin: string }[] = [];
 

@@ -1,8 +1,8 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
-import { folderRefused, MAX_TIMER_MS } from '../config.js';
+import { folderRefused, makeFolder, MAX_TIMER_MS } from '../config.js';
 import { parseUtcTimestamp } from '../domain/instant.js';
 import { copyTransport } from './bulk-copy.js';
 import { statementTransport, type BulkTransport } from './bulk.js';
@@ -273,13 +273,7 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
   // `memory://` keeps the database in this process only (tests); a folder is locked against a second process.
   const inMemory = dataDir.startsWith('memory://');
   const directory = inMemory ? dataDir : resolve(dataDir);
-  if (!inMemory) {
-    try {
-      mkdirSync(directory, { recursive: true });
-    } catch (error) {
-      throw folderRefused('DATA_DIR', dataDir, error);
-    }
-  }
+  if (!inMemory) makeFolder('DATA_DIR', dataDir);
   const releaseLock = inMemory ? () => {} : lockDirectory(directory);
   try {
     const pglite = await PGlite.create(directory, { extensions: { pg_trgm }, loadDataDir: inMemory ? options.startFrom : undefined });
