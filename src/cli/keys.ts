@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { describeFields, fieldErrorsFromZod } from '../domain/errors.js';
 import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
-import { accountUsage, createAccount, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
+import { accountUsage, createAccountWithKey, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
 import { flags, UsageError } from './main.js';
 import { withStore } from './store.js';
@@ -63,23 +63,19 @@ function keysWork(args: string[]): Work {
       if (!parsed.success) throw new UsageError(describeFields(fieldErrorsFromZod(parsed.error).map((f) => ({ ...f, field: `--${f.field}` }))));
       const options = parsed.data;
       return async (db) => {
-        let accountId = options.account;
-        if (!accountId) {
-          try {
-            accountId = await createAccount(db, {
+        const accountId = options.account;
+        const issued = accountId
+          ? await issueKey(db, accountId).catch((error) => {
+              throw new UsageError(`no account ${accountId}: ${(error as Error).message.includes('foreign key') ? 'unknown id' : 'failed'}`);
+            })
+          : await createAccountWithKey(db, {
               plan: options.plan,
               quota: options.quota,
               ratePerSecond: options.rate,
               subscriptionEndsAt: options.expires ? parseInstant(options.expires)!.start : undefined,
+            }).catch((error) => {
+              throw error instanceof UnknownPlanError ? new UsageError(error.message) : error;
             });
-          } catch (error) {
-            if (error instanceof UnknownPlanError) throw new UsageError(error.message);
-            throw error;
-          }
-        }
-        const issued = await issueKey(db, accountId).catch((error) => {
-          throw new UsageError(`no account ${accountId}: ${(error as Error).message.includes('foreign key') ? 'unknown id' : 'failed'}`);
-        });
         process.stdout.write(json ? `${JSON.stringify({ id: issued.id, account_id: issued.accountId, key: issued.key })}\n` : `${issued.key}\n`);
         return 0;
       };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../domain/errors.js';
 import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
-import { accountUsage, createAccount, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
+import { accountUsage, createAccountWithKey, issueKey, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import { builder } from './builder.js';
 import type { Context } from './context.js';
 import { AccountType } from './viewer.js';
@@ -58,25 +58,25 @@ builder.mutationType({
       args: { input: t.arg({ type: AdminNewKeyInput, required: true }) },
       resolve: async (_root, rawArgs, ctx) => {
         const { input } = ctx.validated(createKeyArgs, rawArgs);
-        let accountId = input.account;
-        let settings: AccountSettings | undefined;
-        if (!accountId) {
-          const expires = input.expires ? parseInstant(input.expires)!.start : undefined;
-          accountId = await createAccount(ctx.db, {
-            plan: input.plan,
-            quota: input.quota,
-            ratePerSecond: input.rate,
-            subscriptionEndsAt: expires,
-          }).catch((error) => {
-            if (error instanceof UnknownPlanError) throw ApiError.badRequest([{ field: 'input.plan', message: error.message }]);
-            throw error;
-          });
-          settings = { plan: input.plan, quota: input.quota, rate: input.rate, expires: expires?.toISOString() };
+        if (input.account) {
+          const [account] = await accountUsage(ctx.db, input.account);
+          if (!account) throw new ApiError('NOT_FOUND', `Not Found: no account ${input.account}`);
+          const issued = await issueKey(ctx.db, input.account);
+          audit(ctx, { action: 'key.create', keyId: issued.id, accountId: issued.accountId, accountCreated: false });
+          return issued;
         }
-        const [account] = await accountUsage(ctx.db, accountId);
-        if (!account) throw new ApiError('NOT_FOUND', `Not Found: no account ${accountId}`);
-        const issued = await issueKey(ctx.db, accountId);
-        audit(ctx, { action: 'key.create', keyId: issued.id, accountId, accountCreated: settings !== undefined, settings });
+        const expires = input.expires ? parseInstant(input.expires)!.start : undefined;
+        const issued = await createAccountWithKey(ctx.db, {
+          plan: input.plan,
+          quota: input.quota,
+          ratePerSecond: input.rate,
+          subscriptionEndsAt: expires,
+        }).catch((error) => {
+          if (error instanceof UnknownPlanError) throw ApiError.badRequest([{ field: 'input.plan', message: error.message }]);
+          throw error;
+        });
+        const settings: AccountSettings = { plan: input.plan, quota: input.quota, rate: input.rate, expires: expires?.toISOString() };
+        audit(ctx, { action: 'key.create', keyId: issued.id, accountId: issued.accountId, accountCreated: true, settings });
         return issued;
       },
     }),

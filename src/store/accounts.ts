@@ -245,6 +245,11 @@ export async function issueKey(db: Kysely<Database>, accountId: string, id = new
   return { id, accountId, key };
 }
 
+/** A new account and its first key in one transaction: a failure between them leaves no keyless account. */
+export async function createAccountWithKey(db: Kysely<Database>, options: NewAccountOptions = {}): Promise<IssuedKey> {
+  return db.transaction().execute(async (trx) => issueKey(trx, await createAccount(trx, options)));
+}
+
 /** A new secret for an existing key id: the old value stops working in the same statement. */
 export async function rotateKey(db: Kysely<Database>, keyId: string): Promise<IssuedKey | null> {
   const key = newRawKey();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 
@@ -61,6 +62,25 @@ describe('administration over GraphQL', () => {
     expect((await admin.rest('/api/ping', { key: rotated.body.data.adminRotateKey.key })).status).toBe(401);
     const missing = await mutate('adminEnableKey');
     expect(missing.body.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('leaves no account without a key when the key cannot be written', async () => {
+    const db = admin.store.db;
+    const accounts = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM accounts`.execute(db)).rows[0].n);
+    const before = await accounts();
+    await sql`CREATE FUNCTION refuse_keys() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'keys refused'; END $$`.execute(db);
+    await sql`CREATE TRIGGER refuse_keys BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION refuse_keys()`.execute(db);
+    try {
+      const refused = await admin.graphql(create, { input: { plan: 'pro' } }, ADMIN);
+      expect(refused.body.errors[0].extensions.code).toBe('INTERNAL');
+      expect(JSON.stringify(refused.body)).not.toContain('keys refused');
+    } finally {
+      await sql`DROP TRIGGER refuse_keys ON api_keys`.execute(db);
+      await sql`DROP FUNCTION refuse_keys()`.execute(db);
+    }
+    expect(await accounts()).toBe(before);
+    expect((await admin.graphql(create, { input: { plan: 'pro' } }, ADMIN)).body.data.adminCreateKey.key).toMatch(/^cds_/);
+    expect(await accounts()).toBe(before + 1);
   });
 
   it('validates its input and refuses to mix administration with data fields', async () => {
