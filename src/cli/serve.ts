@@ -18,11 +18,10 @@ const START_RETRY_LAST_MS = 10_000;
 /**
  * A port another process holds, or a HOST that does not resolve, is found before the work of
  * starting (migrations, the demo set, a search index that loads for minutes at 10M rows without
- * a snapshot): the port is opened and closed at once. Taken meanwhile, listening fails the same
- * way later (main.ts names it either way).
+ * a snapshot): the port is opened and closed at once (port 0: any free one, which checks the
+ * host). Taken meanwhile, listening fails the same way later (main.ts names it either way).
  */
 async function assertCanListen(port: number, host: string): Promise<void> {
-  if (port === 0) return;
   const server = createNetServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
