@@ -33,17 +33,20 @@ describe('the GraphiQL page', () => {
     const etag = plain.headers.get('etag');
     expect(etag).toMatch(/^"[\w-]+"$/);
 
-    const started = process.cpuUsage();
+    const cpuMs: number[] = [];
     for (let n = 0; n < 20; n++) {
+      const started = process.cpuUsage();
       const zipped = await load({ 'accept-encoding': 'gzip, deflate, br' });
       expect(zipped.headers.get('content-encoding')).toBe('gzip');
       const bytes = Buffer.from(await zipped.arrayBuffer());
+      const used = process.cpuUsage(started);
+      cpuMs.push((used.user + used.system) / 1000);
       expect(bytes.length).toBeLessThan(html.length / 3);
       if (n === 0) expect(gunzipSync(bytes).toString('utf8')).toBe(html);
     }
-    const used = process.cpuUsage(started);
-    // Rendered at every load before: ~100 ms of CPU each, 9 MB sent.
-    expect((used.user + used.system) / 1000 / 20).toBeLessThan(20);
+    // Rendered at every load before: ~100 ms of CPU each, 9 MB sent. The median load, so that a
+    // collection of the test process's heap (other test files share it) falling in one load does not count.
+    expect(cpuMs.sort((a, b) => a - b)[10]).toBeLessThan(20);
 
     const again = await load({ 'if-none-match': etag! });
     expect(again.status).toBe(304);

@@ -165,7 +165,8 @@ describe('documents large enough to cost the server before any key is checked', 
     // 900 selections of one response key (within the token bound): the overlapping-fields rule compares every pair.
     const document = `{ ${Array.from({ length: 900 }, () => 'a: categories(level: 1) { name }').join(' ')} }`;
     const key = await app.newKey();
-    for (const who of [null, key, null, key]) {
+    const cpuMs = { keyed: [] as number[], keyless: [] as number[] };
+    for (const who of [null, key, null, key, null, key]) {
       const started = process.cpuUsage();
       const { body } = await app.graphql(document, undefined, who);
       const used = process.cpuUsage(started);
@@ -173,9 +174,11 @@ describe('documents large enough to cost the server before any key is checked', 
       expect(body.errors).toContainEqual(
         expect.objectContaining({ message: who ? `Bad Request: query an operation may select at most ${MAX_SELECTED_FIELDS} fields` : 'Unauthorized: missing Authorization header' }),
       );
-      // 0.2–0.4 s with graphql's rules run first; ours alone take a few ms.
-      expect((used.user + used.system) / 1000).toBeLessThan(100);
+      cpuMs[who ? 'keyed' : 'keyless'].push((used.user + used.system) / 1000);
     }
+    // 0.2–0.4 s each with graphql's rules run first; ours alone take a few ms. The median of three,
+    // so that a collection of the test process's heap (other test files share it) does not count.
+    for (const tries of Object.values(cpuMs)) expect(tries.sort((a, b) => a - b)[1]).toBeLessThan(100);
   });
 
   it('are not all kept: distinct large documents sent without a key leave the heap as it was', async () => {
