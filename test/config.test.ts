@@ -5,7 +5,7 @@ import { SearchRows } from '../src/search/row-cache.js';
 import { createTestApp } from './support/app.js';
 
 // A setting that can never work is refused by loadConfig, naming the variable (the CLI prints that
-// one line and exits 1: test/start-errors.test.ts); a value within its range is taken as it is.
+// one line and exits 1: test/start-errors.unit.test.ts); a value within its range is taken as it is.
 
 const refused = (env: Record<string, string>) => {
   try {

@@ -1,5 +1,5 @@
 // `node --import ./test/support/import-recorder.mjs …`: appends the URL of every module the
-// program then loads to the file named by IMPORT_LOG (test/package.test.ts reads it).
+// program then loads to the file named by IMPORT_LOG (test/package.unit.test.ts reads it).
 import { appendFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { isMainThread } from 'node:worker_threads';

@@ -98,3 +98,32 @@ describe('the layering of src/', () => {
     expect(partOf(join(SRC, 'observability', 'metrics.ts'))).toBe('observability');
   });
 });
+
+// `*.unit.test.ts` files run once in CI (.ci/run, docs/testing.md): what they test must not depend
+// on the store or Redis a run is given. So none may read those settings or take a store, an app or
+// a server from the helpers that follow them.
+const TESTS = resolve(SRC, '..', 'test');
+const STORE_HELPERS = /\b(createTestStore|createTestApp|cliStore|startDemoServer|browserTests)\b|process\.env\.(TEST_DATABASE_URL|REDIS_URL|DATABASE_URL)\b/;
+
+function unitTestFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'support' || entry.name === 'fixtures' ? [] : unitTestFiles(path);
+    return entry.name.endsWith('.unit.test.ts') ? [path] : [];
+  });
+}
+
+describe('unit test files', () => {
+  it('use no store, app or server that follows the run’s database or Redis', () => {
+    // This file names them, to look for them.
+    const files = unitTestFiles(TESTS).filter((file) => file !== fileURLToPath(import.meta.url));
+    expect(files.length).toBeGreaterThan(20);
+    const offenders = files.filter((file) => STORE_HELPERS.test(readFileSync(file, 'utf8'))).map((file) => relative(TESTS, file));
+    expect(offenders).toEqual([]);
+  });
+
+  it('would see one that does (the check above can fail)', () => {
+    expect(STORE_HELPERS.test(readFileSync(join(TESTS, 'start-database-errors.test.ts'), 'utf8'))).toBe(true);
+    expect(STORE_HELPERS.test(readFileSync(join(TESTS, 'facets.test.ts'), 'utf8'))).toBe(true);
+  });
+});

@@ -1,110 +1,19 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { databaseMisconfiguration, isDatabaseUnavailable, printableDatabaseUrl } from '../src/store/errors.js';
+import { expectOneLineExit1, runToEnd, SECRET } from './support/command-exit.js';
 import { freePort } from './support/private-servers.js';
 import { spawnServerProcess } from './support/server-process.js';
 
 // A setting that can never work ends any command at start with one line and exit code 1; a
 // database that is not up yet is waited for by `serve` (test/outage.test.ts has its return). Every
-// command runs as a real process, as an operator would start it.
-
-const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
-const SECRET = 's3cret';
-
-interface Ended {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** `creator-data …` with `env`, killed (and failing the test) if it has not ended within `limitMs`. */
-function runToEnd(args: string[], env: Record<string, string>, limitMs = 15_000): Promise<Ended> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SEARCH_INDEX: 'off', REDIS_URL: '', DATABASE_READ_URL: '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end('');
-  const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
-  });
-}
-
-/**
- * Ended on its own, quickly, with exit code 1 and exactly one line on stderr that gives nothing
- * away. `withinMs`: a failure that comes only once the embedded store is assembled (about 5 s on
- * two cores, twice that under the whole suite's load) is given more.
- */
-function expectOneLineExit1(ended: Ended, secret = SECRET, withinMs = 10_000): string {
-  const said = `${ended.stdout}${ended.stderr}`;
-  expect(ended.code, said).toBe(1);
-  expect(ended.ms, said).toBeLessThan(withinMs);
-  expect(ended.stdout, said).toBe('');
-  expect(ended.stderr.endsWith('\n'), said).toBe(true);
-  const lines = ended.stderr.trimEnd().split('\n');
-  expect(lines, said).toHaveLength(1);
-  expect(said).not.toContain(secret);
-  expect(said).not.toContain('node_modules');
-  expect(said).not.toMatch(/\bat \S+ \(|\bat (file:|node:|\/)/);
-  return lines[0];
-}
-
-const postgres = process.env.TEST_DATABASE_URL;
-
-/** TEST_DATABASE_URL's server with another database, and a password in the URL (trust auth ignores it). */
-function serverUrl(database: string, change: (url: URL) => void = () => {}): { url: string; secret: string; printed: string } {
-  const url = new URL(postgres!);
-  url.pathname = `/${database}`;
-  url.password ||= SECRET;
-  change(url);
-  const secret = decodeURIComponent(url.password);
-  const printed = new URL(url);
-  printed.password = '';
-  return { url: url.href, secret, printed: printed.href };
-}
-
-describe.runIf(postgres)('a database the server refuses for good (TEST_DATABASE_URL)', { timeout: 60_000 }, () => {
-  it.each([['serve'], ['start'], ['migrate'], ['seed', '--demo'], ['import', 'creators', '-'], ['keys', 'list'], ['usage']])(
-    '%s: a database that does not exist is one line naming it without its password, and exit code 1',
-    async (...args) => {
-      const missing = serverUrl('missing_db_xyz');
-      const line = expectOneLineExit1(await runToEnd(args, { DATABASE_URL: missing.url }), missing.secret);
-      expect(line).toBe(`creator-data: cannot use the database at ${missing.printed}: database "missing_db_xyz" does not exist`);
-    },
-  );
-
-  it('a role that does not exist, or TLS the server cannot give, is not waited for either', async () => {
-    const noRole = serverUrl('postgres', (url) => (url.username = 'no_such_role_xyz'));
-    const role = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: noRole.url }), noRole.secret);
-    expect(role).toBe(`creator-data: cannot use the database at ${noRole.printed}: role "no_such_role_xyz" does not exist`);
-    // Without TLS on the server pg says so; with it, the certificate is not one Node trusts: refused either way.
-    const tls = serverUrl('postgres', (url) => url.searchParams.set('sslmode', 'verify-full'));
-    const refused = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: tls.url }), tls.secret);
-    expect(refused.startsWith(`creator-data: cannot use the database at ${tls.printed}: `), refused).toBe(true);
-  });
-
-  it('a read replica URL the server refuses ends serve too, naming that URL', async () => {
-    const replica = serverUrl('missing_replica_xyz');
-    const line = expectOneLineExit1(await runToEnd(['serve'], { DATABASE_URL: serverUrl('postgres').url, DATABASE_READ_URL: replica.url }), replica.secret);
-    expect(line).toBe(`creator-data: cannot use the database at ${replica.printed}: database "missing_replica_xyz" does not exist`);
-  });
-});
+// command runs as a real process, as an operator would start it, on the embedded store or a
+// database URL of its own: the same whatever store the run is given (a database the server
+// refuses: test/start-database-errors.test.ts).
 
 describe('a setting that can never work', { timeout: 60_000 }, () => {
   it.each([
@@ -199,12 +108,17 @@ describe('a setting that can never work', { timeout: 60_000 }, () => {
   });
 
   it('a HOST or METRICS_HOST that does not resolve is named, not blamed on the database', async () => {
-    const quiet = { DATA_DIR: 'memory://', INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
-    // The port opens once the service is assembled: after the embedded store's migrations.
-    const host = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, HOST: 'nosuchhost.invalid', PORT: '8089' }, 30_000), SECRET, 25_000);
-    expect(host).toMatch(/^creator-data: cannot listen on nosuchhost\.invalid:8089: getaddrinfo E\w+ nosuchhost\.invalid \(HOST\)$/);
-    const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_HOST: 'nosuchhost.invalid', METRICS_PORT: '0' }, 30_000), SECRET, 25_000);
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'host-unresolved-')), 'data');
+    const quiet = { DATA_DIR: dataDir, INSTAGRAM_UPSTREAM_URL: 'http://127.0.0.1:1' };
+    for (const port of ['8089', '0']) {
+      const host = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, HOST: 'nosuchhost.invalid', PORT: port }));
+      expect(host).toMatch(new RegExp(`^creator-data: cannot listen on nosuchhost\\.invalid:${port}: getaddrinfo E\\w+ nosuchhost\\.invalid \\(HOST\\)$`));
+    }
+    const metrics = expectOneLineExit1(await runToEnd(['serve'], { ...quiet, METRICS_HOST: 'nosuchhost.invalid', METRICS_PORT: '0' }));
     expect(metrics).toMatch(/^creator-data: cannot listen on nosuchhost\.invalid:0: getaddrinfo E\w+ nosuchhost\.invalid \(METRICS_HOST\)$/);
+    // Found before any work of starting, as a port in use is, whether the port is given or any free one.
+    expect(existsSync(dataDir)).toBe(false);
+    rmSync(dirname(dataDir), { recursive: true });
   });
 
   it('a database host that does not resolve: one line naming it, exit code 1', async () => {

@@ -12,7 +12,7 @@ const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const sharedContract = resolve(repoRoot, '..', 'shared', 'contract');
 const haveShared = existsSync(sharedContract);
 const skipReason = `skipped: no ${sharedContract} beside this checkout to compare the copies with`;
-if (!haveShared) console.log(`contract-copy.test.ts: ${skipReason}`);
+if (!haveShared) console.log(`contract-copy.unit.test.ts: ${skipReason}`);
 
 describe('docs/contract', () => {
   for (const name of ['service-contract.md', 'decisions.md']) {
