@@ -136,8 +136,10 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
   }
 
   async function expectedCreatorFacets(filter: CreatorFilter, followers: number[], rates: number[]) {
-    const without = (...fields: (keyof CreatorFilter)[]) => creatorRows({ ...filter, ...Object.fromEntries(fields.map((f) => [f, null])) });
     const rows = await creatorRows(filter);
+    // Without conditions the filter does not have, it is the same filter: the same rows.
+    const without = async (...fields: (keyof CreatorFilter)[]) =>
+      fields.every((f) => filter[f] == null) ? rows : creatorRows({ ...filter, ...Object.fromEntries(fields.map((f) => [f, null])) });
     const facets = (own: Creator[], field: string) => {
       switch (field) {
         case 'country':
@@ -242,7 +244,7 @@ describe.each(modes)('facets, with the index in its own thread: $thread', ({ thr
     for (const [field, [fields, valueOf]] of Object.entries(owned)) {
       const labelOf = (value: string) => (field === 'category' ? (categoryName.get(Number(value)) ?? null) : null);
       expected[field] = tally(rows, (v) => [valueOf(v)], labelOf);
-      const others = await videoRows({ ...filter, ...Object.fromEntries(fields.map((f) => [f, null])) });
+      const others = fields.every((f) => filter[f] == null) ? rows : await videoRows({ ...filter, ...Object.fromEntries(fields.map((f) => [f, null])) });
       expected[`x${field[0].toUpperCase()}${field.slice(1)}`] = tally(others, (v) => [valueOf(v)], labelOf);
     }
     return { totalCount: rows.length, facets: expected };
