@@ -179,6 +179,14 @@ export interface CatalogChangesTable {
   changed_at: Generated<Date>;
 }
 
+/** Samples of the transaction horizon, for pruning the change feed (ChangePruner). */
+export interface ChangeHorizonsTable {
+  id: Generated<string | number | bigint>;
+  sampled_at: Generated<Date>;
+  /** xid8, as text. */
+  horizon: string;
+}
+
 export interface QuotaLeasesTable {
   id: string;
   account_id: string;
@@ -196,6 +204,7 @@ export interface QuotaRefundsTable {
 
 export interface Database {
   catalog_changes: CatalogChangesTable;
+  change_horizons: ChangeHorizonsTable;
   quota_leases: QuotaLeasesTable;
   quota_refunds: QuotaRefundsTable;
   plans: PlansTable;
