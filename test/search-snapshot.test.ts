@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../src/cli/seed.js';
 import { loadConfig } from '../src/config.js';
@@ -370,21 +371,126 @@ describe('search index snapshots', () => {
     await index.stop();
   });
 
-  it('are pruned on the primary once their transactions ended the retention ago, index or not', { timeout: 120_000 }, async () => {
-    await writeSome('aged-');
-    await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
-    const count = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes`.execute(store.db)).rows[0].n);
-    const before = await count();
-    const pruner = new ChangePruner(store.db);
-    // Its first run samples the transaction horizon: every change so far ended before it, but
-    // only just, so nothing is pruned yet; nor a minute later.
-    const now = Date.now();
-    await pruner.prune(now);
-    await pruner.prune(now + 60_000);
-    expect(await count()).toBe(before);
-    // Up to the horizon read 16 minutes "ago": all but the newest change, which readers' positions name.
-    await pruner.prune(now + 16 * 60_000);
-    expect(await count()).toBe(1);
+  describe("the change feed's pruning", () => {
+    const count = async (where = sql`true`) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes WHERE ${where}`.execute(store.db)).rows[0].n);
+    const samples = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM change_horizons`.execute(store.db)).rows[0].n);
+    /** Every sample taken `minutes` earlier than it was, as if the pruners had run that long ago. */
+    const age = (minutes: number) => sql`UPDATE change_horizons SET sampled_at = sampled_at - make_interval(mins => ${minutes})`.execute(store.db);
+    // Each test starts and ends with no sample: the snapshot tests around them expect none.
+    const noSamples = () => sql`DELETE FROM change_horizons`.execute(store.db);
+
+    it('prunes on the primary once the transactions ended the retention ago, index or not, after a restart too', { timeout: 120_000 }, async () => {
+      await noSamples();
+      await writeSome('aged-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      const before = await count();
+      // Its first run samples the transaction horizon: every change so far ended before it, but
+      // only just, so nothing is pruned yet; nor at its next run, which takes no second sample
+      // within the minute.
+      const pruner = new ChangePruner(store.db);
+      await pruner.prune();
+      await pruner.prune();
+      expect(await count()).toBe(before);
+      expect(await samples()).toBe(1);
+      // 16 minutes later, in a process started since (a deploy): the sample is the database's, so
+      // the new process prunes up to it at its first run, all but the newest change, which
+      // readers' positions name. (Kept in each process, samples made a fleet deployed more often
+      // than every 15 minutes never prune.)
+      await age(16);
+      await new ChangePruner(store.db).prune();
+      expect(await count()).toBe(1);
+      // It sampled again (the newest was 16 minutes old), and kept the one it pruned with.
+      expect(await samples()).toBe(2);
+      await noSamples();
+    });
+
+    it('prunes with the newest sample the retention old, and deletes the older ones', { timeout: 60_000 }, async () => {
+      await noSamples();
+      await writeSome('sampled-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      const { rows: ids } = await sql<{ first: string; last: string }>`SELECT min(id)::text AS first, max(id)::text AS last FROM catalog_changes`.execute(store.db);
+      const newest = await transactionHorizon(store.db);
+      // Samples of 40, 30 and 20 minutes ago, each below the changes' transactions, one of 16
+      // minutes ago above them, and one of 20 seconds ago: the pruner prunes with the 16-minute
+      // one, forgets the three before it, and takes no sample of its own.
+      await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES
+        (now() - interval '40 minutes', '1'), (now() - interval '30 minutes', '2'), (now() - interval '20 minutes', '3'),
+        (now() - interval '16 minutes', ${newest}::xid8), (now() - interval '20 seconds', ${newest}::xid8)`.execute(store.db);
+      await new ChangePruner(store.db).prune();
+      expect(await count()).toBe(1);
+      expect(await count(sql`id = ${ids[0].last}::bigint`)).toBe(1);
+      const { rows: left } = await sql<{ minutes: number }>`
+        SELECT floor(extract(epoch FROM now() - sampled_at) / 60)::int AS minutes FROM change_horizons ORDER BY sampled_at`.execute(store.db);
+      expect(left.map((row) => row.minutes)).toEqual([16, 0]);
+      await noSamples();
+    });
+
+    it('keeps a change whose transaction was still running when the horizon was sampled', { timeout: 60_000 }, async () => {
+      await noSamples();
+      // A transaction begun 20 minutes ago, running at a sample taken 16 minutes ago: the sample's
+      // horizon is at most its id (the highest it could be is used here). Both written in SQL:
+      // the embedded store has one connection, so nothing runs beside a transaction.
+      const txid = await store.db.transaction().execute(async (trx) => {
+        await sql`UPDATE creators SET username = username || '-long' WHERE user_id = (SELECT min(user_id) FROM creators)`.execute(trx);
+        await sql`UPDATE catalog_changes SET changed_at = now() - interval '20 minutes' WHERE txid = pg_current_xact_id()`.execute(trx);
+        await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_current_xact_id())`.execute(trx);
+        return (await sql<{ txid: string }>`SELECT pg_current_xact_id()::text AS txid`.execute(trx)).rows[0].txid;
+      });
+      await writeSome('after-long-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day' WHERE txid <> ${txid}::xid8`.execute(store.db);
+      await new ChangePruner(store.db).prune();
+      // Every change of a transaction that had ended by the sample is gone; its change is kept,
+      // and so are the later ones (their transactions had not even begun).
+      expect(await count(sql`txid < ${txid}::xid8`)).toBe(0);
+      expect(await count(sql`txid = ${txid}::xid8`)).toBeGreaterThan(0);
+      // Once a sample taken after its commit is the retention old, it is pruned too.
+      await age(16);
+      await new ChangePruner(store.db).prune();
+      expect(await count(sql`txid = ${txid}::xid8`)).toBe(0);
+      await noSamples();
+    });
+
+    it.runIf(process.env.TEST_DATABASE_URL)(
+      'keeps a change whose transaction is open in another session while the pruner samples (PostgreSQL)',
+      { timeout: 60_000 },
+      async () => {
+        await noSamples();
+        const session = new pg.Client({ connectionString: store.databaseUrl });
+        await session.connect();
+        let txid: string;
+        try {
+          await session.query('BEGIN');
+          await session.query(`UPDATE creators SET username = username || '-open' WHERE user_id = (SELECT max(user_id) FROM creators)`);
+          txid = (await session.query<{ txid: string }>('SELECT pg_current_xact_id()::text AS txid')).rows[0].txid;
+          await new ChangePruner(store.db).prune();
+          await session.query('COMMIT');
+        } finally {
+          await session.end();
+        }
+        await writeSome('after-open-');
+        await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+        await age(16);
+        await new ChangePruner(store.db).prune();
+        expect(await count(sql`txid = ${txid}::xid8`)).toBeGreaterThan(0);
+        expect(await count(sql`txid < ${txid}::xid8`)).toBe(0);
+        await age(16);
+        await new ChangePruner(store.db).prune();
+        expect(await count(sql`txid = ${txid}::xid8`)).toBe(0);
+        await noSamples();
+      },
+    );
+
+    it.runIf(process.env.TEST_DATABASE_URL)('is run by several processes at once: one sample, one pruning (PostgreSQL)', { timeout: 60_000 }, async () => {
+      await noSamples();
+      await writeSome('together-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+      await Promise.all(Array.from({ length: 4 }, () => new ChangePruner(store.db).prune()));
+      expect(await count()).toBe(1);
+      // The old sample and one new one, however many ran.
+      expect(await samples()).toBe(2);
+      await noSamples();
+    });
   });
 
   // Last: it empties the test database's change feed.

@@ -93,28 +93,67 @@ export async function databaseName(db: Kysely<Database>): Promise<string> {
 export const PRUNE_EVERY_MS = 60_000;
 
 /**
- * The feed's pruning, run by every serving process on the primary (a replica refuses the DELETE;
+ * A run samples the transaction horizon when the newest sample is older than this: about one
+ * sample a minute however many processes prune, and every run of a process pruning alone (a little
+ * under PRUNE_EVERY_MS, for its timer's drift).
+ */
+const SAMPLE_EVERY_MS = 50_000;
+
+/**
+ * The transaction-scoped advisory locks (key pair) of a run's two steps, one process at a time on
+ * a database each: sampling (waited for: a moment) and pruning (skipped when held: the holder does
+ * the work).
+ */
+const LOCK_CLASS = 0x63647331;
+const SAMPLING = 1;
+const PRUNING = 2;
+
+/**
+ * The feed's pruning, run by every serving process on the primary (a replica refuses the writes;
  * with SEARCH_INDEX=off nothing reads the feed, but the triggers still write it). Each run samples
- * the transaction horizon and prunes up to the newest sample at least the retention old
- * (pruneChanges), so a process prunes nothing in its first CHANGE_RETENTION_MS; any other running
- * process may, it is idempotent.
+ * the transaction horizon into `change_horizons` (unless a process did within the last minute),
+ * then prunes up to the newest sample at least the retention old (pruneChanges), on the
+ * database's clock, and deletes the samples older than that one. The samples are the database's,
+ * not the process's: a process that kept its own pruned nothing in its first CHANGE_RETENTION_MS,
+ * and a fleet deployed more often than that never pruned. Any number of processes may run it at
+ * once: each step runs under an advisory lock, and each statement is idempotent.
  */
 export class ChangePruner {
-  #horizons: { at: number; xmin: string }[] = [];
-
   constructor(private readonly db: Kysely<Database>) {}
 
-  async prune(now = Date.now()): Promise<void> {
-    this.#horizons.push({ at: now, xmin: await transactionHorizon(this.db) });
-    const old = (sample: { at: number } | undefined) => sample !== undefined && now - sample.at >= CHANGE_RETENTION_MS;
-    while (old(this.#horizons[1])) this.#horizons.shift();
-    if (old(this.#horizons[0])) await pruneChanges(this.db, this.#horizons[0].xmin);
+  async prune(): Promise<void> {
+    // The sample is committed on its own, whatever becomes of the pruning. Its time is read after
+    // the horizon (clock_timestamp(), not the statement's start): every transaction below the
+    // horizon had ended by then. Under the lock, a second process sees the first one's sample.
+    await this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${SAMPLING})`.execute(trx);
+      await sql`INSERT INTO change_horizons (sampled_at, horizon)
+        SELECT clock_timestamp(), pg_snapshot_xmin(pg_current_snapshot())
+        WHERE NOT EXISTS (SELECT FROM change_horizons WHERE sampled_at > clock_timestamp() - ${interval(SAMPLE_EVERY_MS)})`.execute(trx);
+    });
+    await this.db.transaction().execute(async (trx) => {
+      const { rows: locked } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${LOCK_CLASS}, ${PRUNING}) AS locked`.execute(trx);
+      // Another process is pruning right now: its run does this one's work.
+      if (!locked[0].locked) return;
+      const { rows } = await sql<{ id: string; horizon: string }>`
+        SELECT id::text AS id, horizon::text AS horizon FROM change_horizons
+        WHERE sampled_at <= now() - ${interval(CHANGE_RETENTION_MS)}
+        ORDER BY sampled_at DESC LIMIT 1`.execute(trx);
+      const sample = rows[0];
+      // No sample is that old yet (a new database): nothing can be pruned.
+      if (!sample) return;
+      await sql`DELETE FROM change_horizons
+        WHERE sampled_at < (SELECT sampled_at FROM change_horizons WHERE id = ${sample.id}::bigint)`.execute(trx);
+      await pruneChanges(trx, sample.horizon);
+    });
   }
 }
 
+const interval = (ms: number) => sql`${`${ms} milliseconds`}::interval`;
+
 /**
  * The oldest transaction still running (`pg_snapshot_xmin`, xid8 as text): every transaction with
- * a lower id had ended when this was read. Sampled by the pruner (pruneChanges' `endedBefore`).
+ * a lower id had ended when this was read. What ChangePruner samples (pruneChanges' `endedBefore`).
  */
 export async function transactionHorizon(db: Kysely<Database>): Promise<string> {
   const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(db);
@@ -132,9 +171,9 @@ export async function transactionHorizon(db: Kysely<Database>): Promise<string> 
  * until it changed again. So a change is dropped only when its transaction had also ended before
  * `endedBefore`, a transactionHorizon() read at least the retention ago: committed that long ago.
  */
-export async function pruneChanges(db: Kysely<Database>, endedBefore: string): Promise<void> {
+export async function pruneChanges(db: Kysely<Database> | Transaction<Database>, endedBefore: string): Promise<void> {
   await sql`DELETE FROM catalog_changes
-    WHERE changed_at < now() - ${`${CHANGE_RETENTION_MS} milliseconds`}::interval
+    WHERE changed_at < now() - ${interval(CHANGE_RETENTION_MS)}
       AND txid < ${endedBefore}::xid8
       AND id < (SELECT max(id) FROM catalog_changes)`.execute(db);
 }
