@@ -493,6 +493,81 @@ describe('search index snapshots', () => {
     });
   });
 
+  describe('a position the feed was pruned past', () => {
+    const videoTotal = (index: SearchIndex, query: string) => index.videos({ filter: { query }, sort: 'NEWEST' }, { first: 50 })?.total ?? 0;
+    /** A sample "taken `minutes` ago" of the horizon as it is now: as if what was written since the position were that old. */
+    const sampleNow = (minutes: number) =>
+      sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - make_interval(mins => ${minutes}), pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+
+    it('is found at the first read after a full load, which is then done again, with a warning', { timeout: 120_000 }, async () => {
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+      // Pruning while a load runs is harmless when the load is shorter than the retention: the
+      // samples the retention old predate its position. The first read checks, and applies.
+      await sampleNow(16);
+      const log = recorder();
+      const index = await started(indexOver(null, log));
+      await writeSome('seen-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      await new ChangePruner(store.db).prune();
+      await index.refresh();
+      expect(log.lines.filter((line) => line.level !== 'info')).toEqual([]);
+      expect(videoTotal(index, 'seen-')).toBeGreaterThanOrEqual(30);
+      await index.stop();
+
+      // A load longer than the retention (20 minutes at 10M rows on a slow machine): rows written
+      // while it ran, sampled, and pruned the retention later, before its first read.
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+      const slowLog = recorder();
+      const slow = await started(indexOver(null, slowLog));
+      await writeSome('unseen-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      await sampleNow(16);
+      await new ChangePruner(store.db).prune();
+      expect(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes`.execute(store.db)).rows[0].n)).toBe(1);
+      // Read from its position, the feed now holds one of those changes: the index served the
+      // other rows' old values until they changed again. It loads again instead.
+      store.queries.length = 0;
+      await slow.refresh();
+      expect(slowLog.lines.filter((line) => line.level !== 'info').map((line) => line.message)).toEqual([
+        'search index: the change feed was pruned past the position of its load (a load longer than the retention); loading again from the database',
+      ]);
+      expect(videoTotal(slow, 'unseen-')).toBeGreaterThanOrEqual(30);
+      // One lookup per load, at its first read, not one per read: the reload's first read checks
+      // (that load was quick: nothing is above its position), the next ones do not.
+      await slow.refresh();
+      await slow.refresh();
+      expect(store.queries.filter((query) => query.includes('change_horizons'))).toHaveLength(2);
+      expect(slowLog.lines.filter((line) => line.level !== 'info')).toHaveLength(1);
+      await slow.stop();
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+    });
+
+    it("refuses a snapshot file whose own change is still in the feed but later ones were pruned", { timeout: 120_000 }, async () => {
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+      // What the feed holds now is recent (the tests before aged it): the file's own change stays.
+      await sql`UPDATE catalog_changes SET changed_at = now()`.execute(store.db);
+      const saved = join(root, 'pruned-after');
+      const writer = await started(indexOver(saved));
+      await writer.stop();
+      const { rows } = await sql<{ last: string }>`SELECT max(id)::text AS last FROM catalog_changes`.execute(store.db);
+      // Written, sampled and pruned after the file's position, which itself stays in the feed:
+      // its fingerprint still matches, so only the horizon tells.
+      await writeSome('after-file-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day' WHERE id > ${rows[0].last}::bigint`.execute(store.db);
+      await sampleNow(16);
+      await new ChangePruner(store.db).prune();
+      expect(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes WHERE id = ${rows[0].last}::bigint`.execute(store.db)).rows[0].n)).toBe(1);
+      const log = recorder();
+      const index = await started(indexOver(saved, log));
+      expect(index.stats().loadedFrom).toBe('database');
+      const refusal = log.lines.find((line) => line.message === 'search index snapshot not used; loading from the database');
+      expect(String(refusal?.details?.reason)).toMatch(/pruned past its position/);
+      expect(videoTotal(index, 'after-file-')).toBeGreaterThanOrEqual(30);
+      await index.stop();
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+    });
+  });
+
   // Last: it empties the test database's change feed.
   it('are refused once the change feed was pruned past them', { timeout: 120_000 }, async () => {
     const path = await snapshotPath(store.db, dir);

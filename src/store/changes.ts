@@ -22,32 +22,47 @@ export interface FeedPosition {
   lastId: string;
   /** Transaction ids (xid8, as text) running at the snapshot. */
   running: string[];
+  /**
+   * The snapshot's horizon (its xmin, xid8 as text): every change after this position is of a
+   * transaction with this id or a higher one (prunedPast). Absent from the positions of snapshot
+   * files written before it was recorded.
+   */
+  horizon?: string;
 }
 
 /** How long changes are kept: a reader away longer than this reloads everything. */
 export const CHANGE_RETENTION_MS = 15 * 60_000;
 const READ_BATCH = 20_000;
 
-/** `xmin:xmax:xip,xip` → the running transaction ids. */
-function runningIn(snapshot: string): string[] {
-  const running = snapshot.split(':')[2] ?? '';
-  return running === '' ? [] : running.split(',');
+/** `xmin:xmax:xip,xip` → the position's running transaction ids and horizon. */
+function snapshotParts(snapshot: string): Pick<FeedPosition, 'running' | 'horizon'> {
+  const [horizon, , running = ''] = snapshot.split(':');
+  return { running: running === '' ? [] : running.split(','), horizon };
 }
 
 /** The feed position of the calling transaction's snapshot (a full load's starting point). */
 export async function feedPosition(trx: Transaction<Database> | Kysely<Database>): Promise<FeedPosition> {
   const { rows } = await sql<{ snapshot: string; last_id: string | number | bigint }>`
     SELECT pg_current_snapshot()::text AS snapshot, coalesce(max(id), 0) AS last_id FROM catalog_changes`.execute(trx);
-  return { lastId: String(rows[0].last_id), running: runningIn(rows[0].snapshot) };
+  return { lastId: String(rows[0].last_id), ...snapshotParts(rows[0].snapshot) };
 }
 
-/** The changes committed since `from`, in id order, and the position to read from next. */
-export async function readChanges(db: Kysely<Database>, from: FeedPosition): Promise<{ changes: CatalogChange[]; next: FeedPosition }> {
+/**
+ * The changes committed since `from`, in id order, and the position to read from next. With
+ * `verify`, null instead when the feed may have been pruned past `from` (prunedPast, in the same
+ * snapshot): the changes read would miss some.
+ */
+export async function readChanges(
+  db: Kysely<Database>,
+  from: FeedPosition,
+  { verify = false }: { verify?: boolean } = {},
+): Promise<{ changes: CatalogChange[]; next: FeedPosition } | null> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
       const { rows } = await sql<{ snapshot: string }>`SELECT pg_current_snapshot()::text AS snapshot`.execute(trx);
+      if (verify && (await prunedPast(trx, from))) return null;
       const changes: CatalogChange[] = [];
       let lastId = BigInt(from.lastId);
       let after = 0n;
@@ -64,8 +79,27 @@ export async function readChanges(db: Kysely<Database>, from: FeedPosition): Pro
         }
         if (batch.rows.length < READ_BATCH) break;
       }
-      return { changes, next: { lastId: lastId.toString(), running: runningIn(rows[0].snapshot) } };
+      return { changes, next: { lastId: lastId.toString(), ...snapshotParts(rows[0].snapshot) } };
     });
+}
+
+/**
+ * Whether the feed may no longer hold every change after `from`: a change is pruned only below a
+ * horizon sampled at least the retention ago (ChangePruner), and every change after `from` is at
+ * or above `from.horizon`; so unless a sample that old is above it, none was. The newest such
+ * sample is kept, and is at least as high as any used before it. One lookup in a table of about
+ * a retention's worth of rows, a sample a minute. Nothing after a position read less than the
+ * retention ago can have been pruned (the samples that old predate it): what this catches is a
+ * full load longer than the retention, or a snapshot file that old. False for a position without
+ * a horizon (an older snapshot file's, checked by its change's fingerprint instead).
+ */
+export async function prunedPast(db: Kysely<Database> | Transaction<Database>, from: FeedPosition): Promise<boolean> {
+  if (from.horizon === undefined) return false;
+  const { rows } = await sql<{ pruned: boolean }>`
+    SELECT EXISTS (
+      SELECT FROM change_horizons WHERE sampled_at <= now() - ${interval(CHANGE_RETENTION_MS)} AND horizon > ${from.horizon}::xid8
+    ) AS pruned`.execute(db);
+  return rows[0].pruned;
 }
 
 /** One change as the feed holds it: what tells it apart from a change of the same id elsewhere. */

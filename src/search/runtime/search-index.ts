@@ -50,6 +50,11 @@ export class SearchIndex {
   #videos: VideoIndex | null = null;
   #live: LiveStreamIndex | null = null;
   #position: FeedPosition | null = null;
+  /**
+   * The position comes from a full load or a snapshot file, not from the last read: the next read
+   * first checks that the feed was not pruned past it (a load longer than the feed's retention).
+   */
+  #positionUnverified = false;
   #lastRead: number | null = null;
   #loadedFrom: 'snapshot' | 'database' | null = null;
   /** The feed position the snapshot file holds (null: none written or loaded by this process). */
@@ -198,6 +203,7 @@ export class SearchIndex {
         this.#videos = videos;
         this.#live = live;
         this.#position = position;
+        this.#positionUnverified = true;
       });
     this.#lastRead = Date.now();
     this.#loadedFrom = 'database';
@@ -228,6 +234,7 @@ export class SearchIndex {
       this.#videos = snapshot.videos;
       this.#live = await this.#loadLiveStreams(this.options.db);
       this.#position = snapshot.position;
+      this.#positionUnverified = true;
       this.#snapshotAt = snapshot.position.lastId;
       this.#lastSnapshot = Date.now();
       this.#lastRead = Date.now();
@@ -300,9 +307,21 @@ export class SearchIndex {
       await this.#loadAll();
       return;
     }
-    const { changes, next } = await readChanges(this.options.db, this.#position);
-    await this.#apply(changes);
-    this.#position = next;
+    const read = await readChanges(this.options.db, this.#position, { verify: this.#positionUnverified });
+    if (!read) {
+      // Changes after the position may be gone: read from it, the index would keep those rows'
+      // old values until they changed again.
+      if (this.#catchingUp) throw new SnapshotRejected('the change feed was pruned past its position (written longer than the retention ago)');
+      this.options.log.warn('search index: the change feed was pruned past the position of its load (a load longer than the retention); loading again from the database', {
+        lastId: this.#position.lastId,
+        retentionMs: CHANGE_RETENTION_MS,
+      });
+      await this.#loadAll();
+      return;
+    }
+    await this.#apply(read.changes);
+    this.#position = read.next;
+    this.#positionUnverified = false;
     this.#lastRead = Date.now();
   }
 
