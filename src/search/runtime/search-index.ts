@@ -310,7 +310,9 @@ export class SearchIndex {
     const read = await readChanges(this.options.db, this.#position, { verify: this.#positionUnverified });
     if (!read) {
       // Changes after the position may be gone: read from it, the index would keep those rows'
-      // old values until they changed again.
+      // old values until they changed again. The index as loaded answers while it loads again,
+      // as during any reload (a load that always took longer than the retention must not leave
+      // the process unready for good).
       if (this.#catchingUp) throw new SnapshotRejected('the change feed was pruned past its position (written longer than the retention ago)');
       this.options.log.warn('search index: the change feed was pruned past the position of its load (a load longer than the retention); loading again from the database', {
         lastId: this.#position.lastId,
