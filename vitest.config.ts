@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import { TEST_NODE_FLAGS } from './test/support/bin.js';
 
 const require = createRequire(import.meta.url);
 
@@ -19,5 +20,7 @@ export default defineConfig({
     // anew for each of ~80 files was a third of a run. Every file makes its own store and app, and
     // restores what it spies on; nothing a file leaves in a module may be read by another.
     isolate: false,
+    // V8 compiles the embedded store's WebAssembly once, not again optimised (test/support/bin.ts).
+    execArgv: TEST_NODE_FLAGS,
   },
 });

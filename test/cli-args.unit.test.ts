@@ -2,15 +2,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandUsage } from '../src/cli/usage.js';
 import { runCli } from './support/cli.js';
+import { binArgs } from './support/bin.js';
 
 // Help, version and arguments, as an operator types them: each answered before anything is
 // opened. The store is an embedded folder that must never be created (a command that ran would
 // create it), and nothing listens on the database URL's port.
-const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
 const untouched = join(tmpdir(), `cds-args-never-${process.pid}-${Date.now()}`);
 const env = { DATA_DIR: untouched, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' };
 const cli = (...args: string[]) => runCli(args, env);
@@ -125,7 +124,7 @@ describe('creator-data output into a closed pipe', { timeout: 60_000 }, () => {
   /** `creator-data …` whose stdout's reader has gone before it writes (`creator-data openapi | head -0`). */
   function closedReader(args: string[]): Promise<{ code: number | null; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, binArgs(args), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.destroy();
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { cliStore } from './support/cli.js';
+import { binArgs } from './support/bin.js';
 
 // `creator-data import` in its own process, as an operator runs it, against the test's PostgreSQL
 // database or an embedded folder the test opens once the command has exited.
-const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
 const store = cliStore('cds-cli-import-');
 
 interface Ended {
@@ -19,7 +18,7 @@ interface Ended {
 
 /** `creator-data …` (through `sh -c` when `shell` redirects its descriptors) with stdin as given. */
 function run(args: string[], stdin: 'pipe' | 'ignore' | number, shell?: string): Promise<Ended> {
-  const [command, argv] = shell ? ['sh', ['-c', `exec "$0" "$@" ${shell}`, process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]];
+  const [command, argv] = shell ? ['sh', ['-c', `exec "$0" "$@" ${shell}`, process.execPath, ...binArgs(args)]] : [process.execPath, binArgs(args)];
   const child = spawn(command as string, argv as string[], { env: { ...process.env, ...store.env }, stdio: [stdin, 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -65,7 +64,7 @@ describe('creator-data import stopped by a signal', { timeout: 120_000 }, () => 
    * 10,000 lines are loaded: the two batches of 5,000 read so far, the rest of the input waiting.
    */
   async function interrupt(signal: 'SIGINT' | 'SIGTERM', prefix: string): Promise<Ended & { stored: number }> {
-    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...store.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, binArgs(['import', 'creators', '-']), { env: { ...process.env, ...store.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

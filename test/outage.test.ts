@@ -3,13 +3,13 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { timeKeyChange } from './support/key-changes.js';
 import { spawnServerProcess, startServerProcess, type ServerProcess } from './support/server-process.js';
+import { binArgs } from './support/bin.js';
 import {
   freePort,
   postgresBinaries,
@@ -399,8 +399,7 @@ describe.skipIf(!bindir)('PostgreSQL away', () => {
   it('import cut short by a restart ends with one line and exit code 1, and a second run loads it all', { timeout: 90_000 }, async () => {
     const lines = (from: number, count: number) =>
       Array.from({ length: count }, (_, i) => JSON.stringify({ user_id: `restart${from + i}`, username: `restart${from + i}`, follower_count: i })).join('\n') + '\n';
-    const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, 'import', 'creators', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, binArgs(['import', 'creators', '-']), { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -2,12 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
+import { binArgs } from './support/bin.js';
 
 // `npm start` on a fresh machine: the embedded store, demo data, a printed key and curl line.
-const bin = fileURLToPath(new URL('../bin/creator-data.js', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'cds-start-'));
 const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PORT: '0', INSTAGRAM_UPSTREAM_URL: '' };
 const children: ChildProcess[] = [];
@@ -18,7 +17,7 @@ afterAll(() => {
 });
 
 function start(): Promise<{ child: ChildProcess; stdout: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [bin, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, binArgs(['start']), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
   let stderr = '';

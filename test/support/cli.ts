@@ -2,12 +2,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { createTestStore, type TestStore } from './store.js';
+import { binArgs } from './bin.js';
 
-const bin = fileURLToPath(new URL('../../bin/creator-data.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -18,7 +17,7 @@ export interface CliResult {
 /** Runs `creator-data …` as a user would, in its own process. */
 export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, binArgs(args), { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

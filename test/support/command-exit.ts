@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { binArgs } from './bin.js';
 
 // A command that can never work ends at start with one line and exit code 1: how the tests of
 // start errors run a command to its end and read that line.
 
-const bin = fileURLToPath(new URL('../../bin/creator-data.js', import.meta.url));
 /** The password the tests put in URLs: no output may hold it. */
 export const SECRET = 's3cret';
 
@@ -19,7 +18,7 @@ export interface Ended {
 /** `creator-data …` with `env`, killed (and failing the test) if it has not ended within `limitMs`. */
 export function runToEnd(args: string[], env: Record<string, string>, limitMs = 15_000): Promise<Ended> {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(process.execPath, binArgs(args), {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SEARCH_INDEX: 'off', REDIS_URL: '', DATABASE_READ_URL: '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

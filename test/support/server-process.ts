@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { binArgs } from './bin.js';
 
-const bin = fileURLToPath(new URL('../../bin/creator-data.js', import.meta.url));
 
 export interface ServerProcess {
   url: string;
@@ -18,7 +17,7 @@ export interface ServerProcess {
 
 /** A real `creator-data serve` in its own process, its output recorded; not waited for. */
 export function spawnServerProcess(env: Record<string, string>): Omit<ServerProcess, 'url'> & { stdout: NodeJS.ReadableStream } {
-  const child: ChildProcess = spawn(process.execPath, [bin, 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, binArgs(['serve']), {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
