@@ -162,7 +162,7 @@ export class ChangePruner {
     await this.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${SAMPLING})`.execute(trx);
       await sql`INSERT INTO change_horizons (sampled_at, horizon)
-        SELECT clock_timestamp(), pg_snapshot_xmin(pg_current_snapshot())
+        SELECT clock_timestamp(), ${TRANSACTION_HORIZON}
         WHERE NOT EXISTS (SELECT FROM change_horizons WHERE sampled_at > clock_timestamp() - ${interval(SAMPLE_EVERY_MS)})`.execute(trx);
     });
     await this.db.transaction().execute(async (trx) => {
@@ -186,11 +186,14 @@ export class ChangePruner {
 const interval = (ms: number) => sql`${`${ms} milliseconds`}::interval`;
 
 /**
- * The oldest transaction still running (`pg_snapshot_xmin`, xid8 as text): every transaction with
- * a lower id had ended when this was read. What ChangePruner samples (pruneChanges' `endedBefore`).
+ * The oldest transaction still running (xid8): every transaction with a lower id had ended when
+ * this was read. What ChangePruner samples (pruneChanges' `endedBefore`).
  */
+const TRANSACTION_HORIZON = sql`pg_snapshot_xmin(pg_current_snapshot())`;
+
+/** TRANSACTION_HORIZON now, as text. */
 export async function transactionHorizon(db: Kysely<Database>): Promise<string> {
-  const { rows } = await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(db);
+  const { rows } = await sql<{ xmin: string }>`SELECT ${TRANSACTION_HORIZON}::text AS xmin`.execute(db);
   return rows[0].xmin;
 }
 
