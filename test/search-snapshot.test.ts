@@ -117,6 +117,24 @@ async function writeSome(tag: string): Promise<void> {
   });
 }
 
+/**
+ * The transaction horizon once it is above `xid` (by default every change in this database's
+ * feed). Transaction ids are the cluster's: a write transaction another test file keeps open in a
+ * database of its own holds the horizon back, so a test that needs its changes below a sample
+ * waits for them to be (as the pruner, rightly, would).
+ */
+async function settledHorizon(xid?: bigint): Promise<string> {
+  const { rows } = await sql<{ newest: string | null }>`SELECT max(txid)::text AS newest FROM catalog_changes`.execute(store.db);
+  const above = xid ?? BigInt(rows[0].newest ?? 0);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const horizon = await transactionHorizon(store.db);
+    if (BigInt(horizon) > above) return horizon;
+    if (Date.now() > deadline) throw new Error(`another transaction in the cluster held the horizon at or below ${above} for 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 beforeAll(async () => {
   store = await createTestStore();
   await seedDemo(store.db, { write: () => true } as unknown as NodeJS.WritableStream);
@@ -387,6 +405,7 @@ describe('search index snapshots', () => {
       // Its first run samples the transaction horizon: every change so far ended before it, but
       // only just, so nothing is pruned yet; nor at its next run, which takes no second sample
       // within the minute.
+      await settledHorizon();
       const pruner = new ChangePruner(store.db);
       await pruner.prune();
       await pruner.prune();
@@ -409,7 +428,7 @@ describe('search index snapshots', () => {
       await writeSome('sampled-');
       await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
       const { rows: ids } = await sql<{ first: string; last: string }>`SELECT min(id)::text AS first, max(id)::text AS last FROM catalog_changes`.execute(store.db);
-      const newest = await transactionHorizon(store.db);
+      const newest = await settledHorizon();
       // Samples of 40, 30 and 20 minutes ago, each below the changes' transactions, one of 16
       // minutes ago above them, and one of 20 seconds ago: the pruner prunes with the 16-minute
       // one, forgets the three before it, and takes no sample of its own.
@@ -438,6 +457,7 @@ describe('search index snapshots', () => {
       });
       await writeSome('after-long-');
       await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day' WHERE txid <> ${txid}::xid8`.execute(store.db);
+      await settledHorizon();
       await new ChangePruner(store.db).prune();
       // Every change of a transaction that had ended by the sample is gone; its change is kept,
       // and so are the later ones (their transactions had not even begun).
@@ -462,6 +482,8 @@ describe('search index snapshots', () => {
           await session.query('BEGIN');
           await session.query(`UPDATE creators SET username = username || '-open' WHERE user_id = (SELECT max(user_id) FROM creators)`);
           txid = (await session.query<{ txid: string }>('SELECT pg_current_xact_id()::text AS txid')).rows[0].txid;
+          // Every transaction before it ended: the sample is its id, no lower.
+          await settledHorizon(BigInt(txid) - 1n);
           await new ChangePruner(store.db).prune();
           await session.query('COMMIT');
         } finally {
@@ -470,6 +492,7 @@ describe('search index snapshots', () => {
         await writeSome('after-open-');
         await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
         await age(16);
+        await settledHorizon();
         await new ChangePruner(store.db).prune();
         expect(await count(sql`txid = ${txid}::xid8`)).toBeGreaterThan(0);
         expect(await count(sql`txid < ${txid}::xid8`)).toBe(0);
@@ -484,7 +507,7 @@ describe('search index snapshots', () => {
       await noSamples();
       await writeSome('together-');
       await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
-      await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+      await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', ${await settledHorizon()}::xid8)`.execute(store.db);
       await Promise.all(Array.from({ length: 4 }, () => new ChangePruner(store.db).prune()));
       expect(await count()).toBe(1);
       // The old sample and one new one, however many ran.
@@ -496,8 +519,8 @@ describe('search index snapshots', () => {
   describe('a position the feed was pruned past', () => {
     const videoTotal = (index: SearchIndex, query: string) => index.videos({ filter: { query }, sort: 'NEWEST' }, { first: 50 })?.total ?? 0;
     /** A sample "taken `minutes` ago" of the horizon as it is now: as if what was written since the position were that old. */
-    const sampleNow = (minutes: number) =>
-      sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - make_interval(mins => ${minutes}), pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+    const sampleNow = async (minutes: number) =>
+      sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - make_interval(mins => ${minutes}), ${await settledHorizon()}::xid8)`.execute(store.db);
 
     it('is found at the first read after a full load, which is then done again, with a warning', { timeout: 120_000 }, async () => {
       await sql`DELETE FROM change_horizons`.execute(store.db);
@@ -574,7 +597,7 @@ describe('search index snapshots', () => {
     writeFileSync(path, good);
     await writeSome('pruned-');
     await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
-    await pruneChanges(store.db, await transactionHorizon(store.db));
+    await pruneChanges(store.db, await settledHorizon());
     const log = recorder();
     const index = await started(indexOver(dir, log));
     expect(index.stats().loadedFrom).toBe('database');
@@ -588,7 +611,7 @@ describe('search index snapshots', () => {
       SELECT count(*) AS n, bool_and(id = (SELECT max(id) FROM catalog_changes)) AS newest FROM catalog_changes`.execute(store.db);
     expect([Number(left[0].n), left[0].newest]).toEqual([1, true]);
     await index.stop();
-    await pruneChanges(store.db, await transactionHorizon(store.db));
+    await pruneChanges(store.db, await settledHorizon());
     const next = await started(indexOver(dir));
     expect(next.stats().loadedFrom).toBe('snapshot');
     await next.stop();
