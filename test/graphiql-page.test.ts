@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_DEFAULT_QUERY } from '../src/http/graphql.js';
 import { createTestApp, type TestApp } from './support/app.js';
 
-// The GraphiQL page without a browser (test/e2e/graphiql.test.ts drives it in Chromium where there
+// The GraphiQL page without a browser (test/e2e/graphiql.ts drives it in Chromium where there
 // is one): its package is loaded on the first request for the page, not at start.
 
 describe('the GraphiQL page', () => {

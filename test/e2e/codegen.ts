@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoServer, type DemoServer } from './support/demo-server.js';
+import type { Served } from './served.js';
 
 // What a GraphQL user runs first: GraphQL Code Generator (typescript + typescript-operations)
 // against the live endpoint's introspection, then the TypeScript compiler, strict, over code that
 // uses the generated types: searches, lookups by key, Node, relations and facets.
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 const operations = `
@@ -114,57 +114,57 @@ export const notSelected = (answer: LiveQuery) => answer.liveStreams?.nodes[0]?.
 export const notNull = (answer: TopCreatorsQuery) => answer.creators.totalCount;
 `;
 
-describe('GraphQL Code Generator against the live endpoint', { timeout: 240_000 }, () => {
-  let server: DemoServer;
-  let dir: string;
+export function codegen(served: () => Served): void {
+  describe('GraphQL Code Generator against the live endpoint', { timeout: 240_000 }, () => {
+    let dir: string;
 
-  beforeAll(async () => {
-    server = await startDemoServer();
-    dir = mkdtempSync(join(tmpdir(), 'cds-codegen-'));
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'cds-codegen-'));
+    });
+    afterAll(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('generates types for the operations from introspection, and strict TypeScript accepts code using them', async () => {
+      const { server } = served();
+      writeFileSync(join(dir, 'operations.graphql'), operations);
+      writeFileSync(
+        join(dir, 'codegen.json'),
+        JSON.stringify({
+          overwrite: true,
+          schema: `${server.url}/graphql`,
+          documents: join(dir, 'operations.graphql'),
+          config: { strictScalars: true, scalars: { SafeInt: 'number', Decimal: 'string', DateTime: 'string' }, enumsAsTypes: true },
+          // typescript-operations 6 writes the input and enum types its operations use itself: the
+          // schema's types go to a file of their own.
+          generates: {
+            [join(dir, 'schema.ts')]: { plugins: ['typescript'] },
+            [join(dir, 'operations.ts')]: { plugins: ['typescript-operations'] },
+          },
+        }),
+      );
+      // From the repository: the generator finds its plugins from where it runs.
+      await run(bin('graphql-codegen'), ['--config', join(dir, 'codegen.json')], { cwd: root });
+      const generated = readFileSync(join(dir, 'operations.ts'), 'utf8');
+      expect(generated).toContain('export type TopCreatorsQuery');
+      expect(generated).toContain('export type CreatorCardFragment');
+      expect(readFileSync(join(dir, 'schema.ts'), 'utf8')).toContain('export type Query');
+
+      writeFileSync(join(dir, 'usage.ts'), usage);
+      const flags = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', '--skipLibCheck'];
+      const checked = await run(bin('tsc'), [...flags, join(dir, 'usage.ts')], { cwd: dir }).then(
+        () => '',
+        (error: { stdout: string }) => error.stdout,
+      );
+      expect(checked).toBe('');
+
+      // And the compiler does read them: code that misreads the schema is refused.
+      writeFileSync(join(dir, 'wrong.ts'), `import type { LiveQuery } from './operations';\nexport const n = (a: LiveQuery): string => a.liveStreams!.totalCount;\n`);
+      const wrong = await run(bin('tsc'), [...flags, join(dir, 'wrong.ts')], { cwd: dir }).then(
+        () => '',
+        (error: { stdout: string }) => error.stdout,
+      );
+      expect(wrong).toMatch(/Type 'number' is not assignable to type 'string'/);
+    });
   });
-
-  it('generates types for the operations from introspection, and strict TypeScript accepts code using them', async () => {
-    writeFileSync(join(dir, 'operations.graphql'), operations);
-    writeFileSync(
-      join(dir, 'codegen.json'),
-      JSON.stringify({
-        overwrite: true,
-        schema: `${server.url}/graphql`,
-        documents: join(dir, 'operations.graphql'),
-        config: { strictScalars: true, scalars: { SafeInt: 'number', Decimal: 'string', DateTime: 'string' }, enumsAsTypes: true },
-        // typescript-operations 6 writes the input and enum types its operations use itself: the
-        // schema's types go to a file of their own.
-        generates: {
-          [join(dir, 'schema.ts')]: { plugins: ['typescript'] },
-          [join(dir, 'operations.ts')]: { plugins: ['typescript-operations'] },
-        },
-      }),
-    );
-    // From the repository: the generator finds its plugins from where it runs.
-    await run(bin('graphql-codegen'), ['--config', join(dir, 'codegen.json')], { cwd: root });
-    const generated = readFileSync(join(dir, 'operations.ts'), 'utf8');
-    expect(generated).toContain('export type TopCreatorsQuery');
-    expect(generated).toContain('export type CreatorCardFragment');
-    expect(readFileSync(join(dir, 'schema.ts'), 'utf8')).toContain('export type Query');
-
-    writeFileSync(join(dir, 'usage.ts'), usage);
-    const flags = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', '--skipLibCheck'];
-    const checked = await run(bin('tsc'), [...flags, join(dir, 'usage.ts')], { cwd: dir }).then(
-      () => '',
-      (error: { stdout: string }) => error.stdout,
-    );
-    expect(checked).toBe('');
-
-    // And the compiler does read them: code that misreads the schema is refused.
-    writeFileSync(join(dir, 'wrong.ts'), `import type { LiveQuery } from './operations';\nexport const n = (a: LiveQuery): string => a.liveStreams!.totalCount;\n`);
-    const wrong = await run(bin('tsc'), [...flags, join(dir, 'wrong.ts')], { cwd: dir }).then(
-      () => '',
-      (error: { stdout: string }) => error.stdout,
-    );
-    expect(wrong).toMatch(/Type 'number' is not assignable to type 'string'/);
-  });
-});
+}
