@@ -109,7 +109,12 @@ describe('creator-data arguments', { timeout: 60_000 }, () => {
       [['keys', 'create', '--plan', '--json'], '--plan needs a value'],
       [['keys', 'create', '--plan'], '--plan needs a value'],
       [['keys', 'create', '--json=yes'], '--json takes no value'],
+      [['keys', 'create', '--quota', '99999999999999999999'], '--quota must be a whole number'],
       [['seed', '--creators', '5', '--creators', '6'], '--creators given more than once'],
+      [['seed', '--creators', 'x'], '--creators must be a whole number, 0 or more (got "x")'],
+      [['seed', '--videos', '1.5', '--channels', '2'], '--videos must be a whole number, 0 or more (got "1.5")'],
+      [['seed', '--live', '1e3'], '--live must be a whole number, 0 or more (got "1e3")'],
+      [['seed', '--creators', '-3'], '--creators must be a whole number, 0 or more (got "-3")'],
       [['import', 'creators', 'a.ndjson', 'b.ndjson'], '"b.ndjson"'],
       [['import', 'people', 'a.ndjson'], '"people"'],
     ] as [string[], string][]) {

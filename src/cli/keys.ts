@@ -5,7 +5,7 @@ import { parseInstant } from '../inputs/common.js';
 import { newKeyOptions } from '../inputs/keys.js';
 import { accountUsage, createAccountWithKey, issueKey, listKeys, rotateKey, setKeyStatus, UnknownPlanError } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
-import { flags, UsageError } from './main.js';
+import { flags, UsageError, wholeNumber } from './main.js';
 import { withStore } from './store.js';
 import { keysSubcommands, usageLine } from './usage.js';
 
@@ -121,12 +121,6 @@ function keysWork(args: string[]): Work {
 }
 
 /** The digits of a count flag as a number; anything else (`-5`, `1e3`, `lots`) refused naming the flag. */
-function wholeNumber(flag: string, text: string | undefined, what: string): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be ${what} (got ${JSON.stringify(text)})`);
-  return Number(text);
-}
-
 /** `keys create pro` meant `--plan pro`: a word where only flags go is refused, not ignored. */
 function onlyFlags(positionals: string[], usage: string): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (usage: ${usage})`);

@@ -187,6 +187,17 @@ async function run(command: CommandName, rest: string[], config: Config): Promis
 
 export class UsageError extends Error {}
 
+/**
+ * A count flag's text as a number: digits only (no sign, point or exponent) and exactly
+ * representable, else a usage error naming the flag and what it got.
+ */
+export function wholeNumber(flag: string, text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const number = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(number)) throw new UsageError(`${flag} must be ${what} (got ${JSON.stringify(text)})`);
+  return number;
+}
+
 const PORT_REFUSALS: Record<string, string> = {
   EADDRINUSE: 'another process listens there',
   EACCES: 'not permitted (a port below 1024 needs privileges)',
