@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findActiveKey, hashKey } from '../src/store/accounts.js';
 import { type CliResult, cliStore, runCli } from './support/cli.js';
+import { createEmptyDatabase } from './support/store.js';
 
 // The CLI in its own process against a real store: the test's PostgreSQL database, or an
 // embedded folder that the test opens itself once the command has exited.
@@ -113,15 +114,20 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
   });
 
   it('migrate says which migrations it applied to a new store, then that it is up to date', async () => {
+    // A new database on the test server, else a new embedded folder.
+    const serverUrl = process.env.TEST_DATABASE_URL;
+    const database = serverUrl ? await createEmptyDatabase(serverUrl) : null;
     const fresh = mkdtempSync(join(tmpdir(), 'cds-migrate-'));
+    const env = database ? { DATABASE_URL: database.url, DATA_DIR: '' } : { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' };
     try {
-      const first = await runCli(['migrate'], { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' });
+      const first = await runCli(['migrate'], env);
       expect(first.code, first.stderr).toBe(0);
       expect(first.stderr).toMatch(/^applied: \S+/m);
-      const again = await runCli(['migrate'], { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' });
+      const again = await runCli(['migrate'], env);
       expect(again.stderr).toContain('already up to date');
     } finally {
       rmSync(fresh, { recursive: true, force: true });
+      await database?.drop();
     }
   });
 });

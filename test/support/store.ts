@@ -26,21 +26,27 @@ export async function createTestStore(pool: { statementTimeoutMs?: number } = {}
     await migrateToLatest(store.db);
     return { ...store, databaseUrl: undefined, queries };
   }
+  const database = await createEmptyDatabase(serverUrl);
+  const store = await openStore({ databaseUrl: database.url, log, ...pool });
+  await migrateToLatest(store.db);
+  return {
+    ...store,
+    databaseUrl: database.url,
+    queries,
+    close: async () => {
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A new database on the test server, with nothing in it (not migrated), and how to drop it. */
+export async function createEmptyDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${databasePrefix()}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: url.toString(), log, ...pool });
-  await migrateToLatest(store.db);
-  return {
-    ...store,
-    databaseUrl: url.toString(),
-    queries,
-    close: async () => {
-      await store.close();
-      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    },
-  };
+  return { url: url.toString(), drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 function databasePrefix(): string {
