@@ -117,8 +117,8 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     // A new database on the test server, else a new embedded folder.
     const serverUrl = process.env.TEST_DATABASE_URL;
     const database = serverUrl ? await createEmptyDatabase(serverUrl) : null;
-    const fresh = mkdtempSync(join(tmpdir(), 'cds-migrate-'));
-    const env = database ? { DATABASE_URL: database.url, DATA_DIR: '' } : { DATA_DIR: join(fresh, 'data'), DATABASE_URL: '' };
+    const fresh = database ? null : mkdtempSync(join(tmpdir(), 'cds-migrate-'));
+    const env = database ? { DATABASE_URL: database.url, DATA_DIR: '' } : { DATA_DIR: join(fresh!, 'data'), DATABASE_URL: '' };
     try {
       const first = await runCli(['migrate'], env);
       expect(first.code, first.stderr).toBe(0);
@@ -126,7 +126,7 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
       const again = await runCli(['migrate'], env);
       expect(again.stderr).toContain('already up to date');
     } finally {
-      rmSync(fresh, { recursive: true, force: true });
+      if (fresh) rmSync(fresh, { recursive: true, force: true });
       await database?.drop();
     }
   });

@@ -120,7 +120,6 @@ function keysWork(args: string[]): Work {
   }
 }
 
-/** The digits of a count flag as a number; anything else (`-5`, `1e3`, `lots`) refused naming the flag. */
 /** `keys create pro` meant `--plan pro`: a word where only flags go is refused, not ignored. */
 function onlyFlags(positionals: string[], usage: string): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])} (usage: ${usage})`);
