@@ -13,6 +13,8 @@ import { binArgs } from './support/bin.js';
 const untouched = join(tmpdir(), `cds-args-never-${process.pid}-${Date.now()}`);
 const env = { DATA_DIR: untouched, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' };
 const cli = (...args: string[]) => runCli(args, env);
+/** Runs independent commands side by side (none opens anything), in the order given back. */
+const clis = (argsList: string[][]) => Promise.all(argsList.map((args) => cli(...args)));
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Stderr is one line that names `what`, the exit code 2, and nothing was opened. */
@@ -38,16 +40,16 @@ describe('creator-data help and version', { timeout: 60_000 }, () => {
   });
 
   it('<command> --help and -h print that command\'s usage, exit 0, and run nothing', async () => {
-    for (const command of Object.keys(commandUsage) as (keyof typeof commandUsage)[]) {
-      for (const flag of ['--help', '-h']) {
-        const result = await cli(command, flag);
-        const said = `${command} ${flag}: ${result.stdout}${result.stderr}`;
-        expect(result.code, said).toBe(0);
-        expect(result.stderr, said).toBe('');
-        expect(result.stdout, said).toMatch(/^usage: creator-data /);
-        for (const { line } of commandUsage[command]) expect(result.stdout, said).toContain(`creator-data ${line}`);
-        expect(existsSync(untouched), said).toBe(false);
-      }
+    const asked = (Object.keys(commandUsage) as (keyof typeof commandUsage)[]).flatMap((command) => ['--help', '-h'].map((flag) => [command, flag] as const));
+    const answers = await clis(asked.map(([command, flag]) => [command, flag]));
+    for (const [i, [command, flag]] of asked.entries()) {
+      const result = answers[i];
+      const said = `${command} ${flag}: ${result.stdout}${result.stderr}`;
+      expect(result.code, said).toBe(0);
+      expect(result.stderr, said).toBe('');
+      expect(result.stdout, said).toMatch(/^usage: creator-data /);
+      for (const { line } of commandUsage[command]) expect(result.stdout, said).toContain(`creator-data ${line}`);
+      expect(existsSync(untouched), said).toBe(false);
     }
     // With other arguments around it, and `help <command>`.
     for (const args of [['start', '--port', '9', '--help'], ['import', 'creators', 'x.ndjson', '-h'], ['help', 'import']]) {
@@ -85,7 +87,7 @@ describe('creator-data help and version', { timeout: 60_000 }, () => {
 
 describe('creator-data arguments', { timeout: 60_000 }, () => {
   it('a command that takes no arguments refuses a flag or a word, naming it', async () => {
-    for (const [args, named] of [
+    const cases = [
       [['schema', '--bogus'], '--bogus'],
       [['openapi', '--json'], '--json'],
       [['migrate', 'extra', '--foo'], '--foo'],
@@ -93,13 +95,13 @@ describe('creator-data arguments', { timeout: 60_000 }, () => {
       [['start', '--port', '9'], '--port'],
       [['serve', 'now'], '"now"'],
       [['schema', '-x'], '-x'],
-    ] as [string[], string][]) {
-      expectRefused(await cli(...args), named, args);
-    }
+    ] as [string[], string][];
+    const results = await clis(cases.map(([args]) => args));
+    cases.forEach(([args, named], i) => expectRefused(results[i], named, args));
   });
 
   it('a count flag that is not a whole number is refused naming the flag; a repeated flag too', async () => {
-    for (const [args, named] of [
+    const cases = [
       [['keys', 'create', '--quota', '-5'], '--quota must be a whole number'],
       [['keys', 'create', '--quota=-5'], '--quota must be a whole number'],
       [['keys', 'create', '--rate', '-1'], '--rate must be a whole number'],
@@ -117,11 +119,12 @@ describe('creator-data arguments', { timeout: 60_000 }, () => {
       [['seed', '--creators', '-3'], '--creators must be a whole number, 0 or more (got "-3")'],
       [['import', 'creators', 'a.ndjson', 'b.ndjson'], '"b.ndjson"'],
       [['import', 'people', 'a.ndjson'], '"people"'],
-    ] as [string[], string][]) {
-      const result = await cli(...args);
-      expectRefused(result, named, args);
-      expect(result.stderr).not.toContain('ambiguous');
-    }
+    ] as [string[], string][];
+    const results = await clis(cases.map(([args]) => args));
+    cases.forEach(([args, named], i) => {
+      expectRefused(results[i], named, args);
+      expect(results[i].stderr).not.toContain('ambiguous');
+    });
   });
 });
 
