@@ -80,16 +80,27 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
   });
 
   it('rejects bad flags with exit code 2 and a message naming the flag', async () => {
-    const badQuota = await cli('keys', 'create', '--quota', 'lots');
+    // Refused before any store is opened (an embedded folder is not even created), so these run side by side.
+    const untouched = join(tmpdir(), `cds-never-${process.pid}-${Date.now()}`);
+    const unopened = [['keys', 'create', '--quota', 'lots'], ['keys', 'rotate'], ['keys', 'list', '--bogus'], ['usage', '--bogus'], ['keys', 'nope'], ['keys', 'create', '--bogus']];
+    // A word where only flags go ('pro' for '--plan pro') is refused, not ignored into a trial key.
+    const strayWords = [['keys', 'create', 'pro'], ['keys', 'list', 'acct_x']];
+    const [badQuota, ...refusals] = await Promise.all([
+      cli('keys', 'create', '--quota', 'lots'),
+      ...unopened.map((args) => runCli(args, { DATABASE_URL: '', DATA_DIR: untouched })),
+      ...strayWords.map((args) => runCli(args, { DATABASE_URL: '', DATA_DIR: untouched })),
+    ]);
     expect(badQuota.code).toBe(2);
     expect(badQuota.stderr).toContain('--quota');
-    // Flags are checked before any store is opened: an embedded folder is not even created.
-    const untouched = join(tmpdir(), `cds-never-${process.pid}-${Date.now()}`);
-    for (const args of [['keys', 'create', '--quota', 'lots'], ['keys', 'rotate'], ['keys', 'list', '--bogus'], ['usage', '--bogus'], ['keys', 'nope']]) {
-      const refused = await runCli(args, { DATABASE_URL: '', DATA_DIR: untouched });
+    unopened.forEach((args, i) => expect(refusals[i].code, args.join(' ')).toBe(2));
+    strayWords.forEach((args, i) => {
+      const refused = refusals[unopened.length + i];
       expect(refused.code, args.join(' ')).toBe(2);
-      expect(existsSync(untouched), args.join(' ')).toBe(false);
-    }
+      expect(refused.stderr, args.join(' ')).toContain(`unexpected argument "${args[2]}"`);
+    });
+    expect(existsSync(untouched)).toBe(false);
+
+    // These reach the store (one command at a time: the embedded store is locked to one process).
     const badPlan = await cli('keys', 'create', '--plan', 'gold');
     expect(badPlan.code).toBe(2);
     expect(badPlan.stderr).toContain('gold');
@@ -99,18 +110,11 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
       const unknown = await cli(...args);
       expect(unknown, args.join(' ')).toMatchObject({ code: 2, stdout: '', stderr: 'creator-data: no account acct_nosuch\n' });
     }
-    expect((await cli('keys', 'create', '--bogus')).code).toBe(2);
     // A folder given to import: a clear refusal, no stack trace.
     const folder = await cli('import', 'creators', tmpdir());
     expect(folder.code).toBe(2);
     expect(folder.stderr).toContain('EISDIR');
     expect(folder.stderr).not.toMatch(/\n\s+at /);
-    // A word where only flags go ('pro' for '--plan pro') is refused, not ignored into a trial key.
-    for (const args of [['keys', 'create', 'pro'], ['keys', 'list', 'acct_x']]) {
-      const refused = await cli(...args);
-      expect(refused.code, args.join(' ')).toBe(2);
-      expect(refused.stderr, args.join(' ')).toContain(`unexpected argument "${args[2]}"`);
-    }
   });
 
   it('migrate says which migrations it applied to a new store, then that it is up to date', async () => {
