@@ -43,7 +43,7 @@ const benchEnv = z.object({
   BENCH_SEED: z.string().min(1).default('bench'),
   /** Comma-separated workload ids (workloads.ts); all when unset. */
   BENCH_WORKLOADS: z.string().optional(),
-  /** Connections of PostGraphile's and the floor's pools: the service's own pool holds 10. */
+  /** Connections of PostGraphile's and the floor's pools; the service's is its own DB_POOL_SIZE (10 unless set). */
   BENCH_POOL_SIZE: z.coerce.number().int().min(1).default(10),
   BENCH_RESULTS: z.string().default('bench/RESULTS.md'),
   /**

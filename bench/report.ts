@@ -161,6 +161,8 @@ export interface RunFacts {
   seconds: number;
   warmupSeconds: number;
   poolSize: number;
+  /** The service's own pool (its DB_POOL_SIZE, as it read its environment). */
+  servicePoolSize: number;
   checked: string;
   loadAverageAtEnd: string;
   /** The data set's multiple of the 1M-creator one (BENCH_SCALE): each has its own part of the results file. */
@@ -237,7 +239,7 @@ export function writeResults(path: string, facts: RunFacts, results: WorkloadRes
     `- PostgreSQL settings: ${Object.entries(m.settings).map(([k, v]) => `\`${k}\` = ${v}`).join(', ')}.`,
     `- Data: ${describeRows(facts.rows)}.`,
     `- ${facts.concurrency} keep-alive connections, ${facts.warmupSeconds} s warm-up then ${facts.seconds} s per workload and system; ` +
-      `pools: service 10 connections, PostGraphile and floor ${facts.poolSize}.`,
+      `pools: service ${facts.servicePoolSize} connections, PostGraphile and floor ${facts.poolSize}.`,
     `- ${facts.systems
       .map((name) => SYSTEM_DESCRIPTION[name] + (name === 'service' && s.partitions > 1 ? `, the search index in ${s.partitions} partitions (\`SEARCH_PARTITIONS\`)` : ''))
       .join(';\n  ')}.`,

@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkSessions, reportMismatches, type CheckOutcome, type Target } from './check.js';
 import { floorClient, postgraphileClient, serviceClient, type SystemClient, type SystemName } from './clients.js';
+import { loadConfig } from '../src/config.js';
 import { loadBenchConfig } from './config.js';
 import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
 import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
 import type { Session } from './specs.js';
 import { describeRows, resultSections, statementsTable, writeResults, type WorkloadResult } from './report.js';
 import { startStatementCounter, type StatementCounter } from './statement-counter.js';
-import { createServiceKey, findSnapshot, peakRssMb, ROOT, runCommand, snapshotWritten, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
+import { childEnv, createServiceKey, findSnapshot, peakRssMb, ROOT, runCommand, snapshotWritten, startFloor, startPostgraphile, startService, type RunningSystem } from './systems.js';
 import { selectWorkloads, sessionSequence, type Vocabulary, type Workload } from './workloads.js';
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -152,6 +153,8 @@ async function main(): Promise<number> {
         seconds: config.seconds,
         warmupSeconds: config.warmupSeconds,
         poolSize: config.poolSize,
+        // The environment passes through to the service (childEnv): its pool is what its config makes of it.
+        servicePoolSize: loadConfig(childEnv(config.databaseUrl)).poolSize,
         checked,
         loadAverageAtEnd: loadAverage(),
         scaleFactor: config.scaleFactor,
