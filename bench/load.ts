@@ -111,7 +111,7 @@ function statSeconds(stat: string): number {
 }
 
 /** Busy CPU seconds of the whole machine, from /proc/stat (0 where there is no /proc). */
-function machineBusySeconds(): number {
+export function machineBusySeconds(): number {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const [user, nice, system, , , irq, softirq, steal] = fields;

@@ -7,15 +7,13 @@
 // child, as there.
 //   npm run bench:ceiling   (BENCH_DATABASE_URL, default the 1M bench database; BENCH_SECONDS; BENCH_CONCURRENCY)
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { creatorColumns } from '../src/store/database.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
-import { HttpClient, percentile, processCpuSeconds } from './load.js';
+import { HttpClient, machineBusySeconds, percentile, processCpuSeconds } from './load.js';
 
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/creator_data_bench';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -55,14 +53,6 @@ async function serve(): Promise<void> {
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
 }
 
-/** The machine's busy and total CPU time so far, in clock ticks (/proc/stat's first line). */
-function machineTicks(): { busy: number; total: number } {
-  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const ticks = fields.map(Number);
-  const total = ticks.reduce((sum, tick) => sum + tick, 0);
-  return { busy: total - ticks[3] - ticks[4], total };
-}
-
 async function drive(): Promise<void> {
   const child = fork(new URL(import.meta.url).pathname, ['serve'], { execArgv: ['--import', 'tsx'] });
   const port = await new Promise<number>((resolve) => child.once('message', (message: { port: number }) => resolve(message.port)));
@@ -86,12 +76,13 @@ async function drive(): Promise<void> {
   const latencies: number[] = [];
   const serverCpu = processCpuSeconds(child.pid);
   const ownCpu = process.cpuUsage();
-  const machine = machineTicks();
+  const machine = machineBusySeconds();
+  const started = performance.now();
   await run(seconds * 1_000, latencies);
-  const after = machineTicks();
-  // Ticks are 1/100 s; the whole machine's CPU a request, and how busy its cores were.
-  const machineMs = ((after.busy - machine.busy) * 10) / latencies.length;
-  const busy = (after.busy - machine.busy) / (after.total - machine.total);
+  // The whole machine's CPU a request, and how busy its cores were (as `npm run bench` reports it).
+  const machineSeconds = machineBusySeconds() - machine;
+  const machineMs = (machineSeconds * 1000) / latencies.length;
+  const busyPercent = (machineSeconds / ((performance.now() - started) / 1000)) * 100;
   const serverMs = ((processCpuSeconds(child.pid) - serverCpu) * 1000) / latencies.length;
   const own = process.cpuUsage(ownCpu);
   const sorted = Float64Array.from(latencies).sort();
@@ -99,7 +90,7 @@ async function drive(): Promise<void> {
     `page read only, follower maximum log-uniform 1k–10M, ${concurrency} connections, ${seconds} s: ` +
       `${(latencies.length / seconds).toFixed(0)} req/s, p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms; ` +
       `CPU a request: server ${serverMs.toFixed(2)} ms, load generator ${((own.user + own.system) / 1000 / latencies.length).toFixed(2)}, ` +
-      `the whole machine ${machineMs.toFixed(2)} (${(busy * cpus().length * 100).toFixed(0)} % busy, 100 a core)\n`,
+      `the whole machine ${machineMs.toFixed(2)} (${busyPercent.toFixed(0)} % busy, 100 a core)\n`,
   );
   child.kill();
   process.exit(0);

@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { loadConfig } from '../src/config.js';
 import { checkSessions, reportMismatches, type CheckOutcome, type Target } from './check.js';
 import { floorClient, postgraphileClient, serviceClient, type SystemClient, type SystemName } from './clients.js';
-import { loadConfig } from '../src/config.js';
 import { loadBenchConfig } from './config.js';
 import { loadAverage, machineFacts, prepareDatabase, readVocabulary } from './database.js';
 import { drive, fetchPage, HttpClient, type Measurement } from './load.js';
