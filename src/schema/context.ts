@@ -6,9 +6,11 @@ import type { RequestAccess } from '../access/pipeline.js';
 import { ApiError, fieldErrorsFromZod } from '../domain/errors.js';
 import type { Channel, Video } from '../domain/records.js';
 import type { Services } from '../services.js';
-import { loadChannels } from '../store/channels.js';
+import { channelsByKey } from '../store/channels.js';
+import type { CancellableDatabases } from '../store/connect.js';
 import type { Database } from '../store/database.js';
-import { videosWithChannelsById } from '../store/videos.js';
+import type { LookupByKey } from '../store/key-batches.js';
+import { videosWithChannelsByKey } from '../store/videos.js';
 import { graphLoaders, type GraphLoaders, readByKey } from './loaders.js';
 
 export interface Context {
@@ -16,6 +18,8 @@ export interface Context {
   db: Kysely<Database>;
   /** Where searches read: a replica when DATABASE_READ_URL is set. */
   readDb: Kysely<Database>;
+  /** Rows by key from readDb, in one statement with the same lookups of the account's other requests. */
+  lookup: LookupByKey;
   services: Services;
   access: RequestAccess;
   loaders: { channel: DataLoader<string, Channel | null> } & GraphLoaders;
@@ -56,24 +60,26 @@ const asValidated = <S extends z.ZodType>(_schema: S, args: unknown) => args as 
 // Loaders live for one request: a page of videos asks for its channels in one batched query,
 // only for those the search index's row cache does not hold (it is used only while the index is
 // loaded: then its change feed keeps the cache fresh).
-export function createContext(services: Services, access: RequestAccess, databases: Pick<Context, 'db' | 'readDb'>, options: ContextOptions = {}): Context {
-  const { db, readDb } = databases;
+export function createContext(services: Services, access: RequestAccess, databases: Pick<CancellableDatabases, 'db' | 'readDb' | 'lookup'>, options: ContextOptions = {}): Context {
+  const { db, readDb, lookup } = databases;
   const search = services.search;
   const channels = (ids: readonly string[]): Promise<(Channel | null)[]> =>
-    readByKey(ids, search?.ready ? search.rows.channels : null, async (missing) => (await loadChannels(readDb, missing)).filter((c): c is Channel => c !== null), channelIdOf);
+    readByKey(ids, search?.ready ? search.rows.channels : null, (missing) => lookup(channelsByKey, '', missing), channelIdOf);
   const channel = new DataLoader(channels);
   // The channels come in the videos' statement: the page's channel fields then need none of their
   // own, and later pages find them in the row cache.
   const videosById = async (ids: string[]): Promise<Video[]> => {
     const cache = search?.ready ? search.rows.channels : null;
     const since = cache?.generation ?? 0;
-    const found = await videosWithChannelsById(readDb, ids);
-    for (const row of found.channels) channel.prime(row.channelId, row);
-    cache?.offer(found.channels, channelIdOf, since);
-    return found.videos;
+    const found = await lookup(videosWithChannelsByKey, '', ids);
+    const channels = new Map<string, Channel>();
+    for (const row of found) if (row.channel) channels.set(row.channel.channelId, row.channel);
+    for (const row of channels.values()) channel.prime(row.channelId, row);
+    cache?.offer([...channels.values()], channelIdOf, since);
+    return found.map((row) => row.video);
   };
   const validated = options.argumentsValidated ? asValidated : parseArguments;
-  const loaders = { channel, ...graphLoaders({ readDb, search, caller: () => access.caller?.accountId, videosById }) };
+  const loaders = { channel, ...graphLoaders({ readDb, lookup, search, caller: () => access.caller?.accountId, videosById }) };
   // Keyed by the field's nodes: the executor hands the same array to every element of a list.
   const prepared = new WeakMap<object, unknown>();
   const perField = <T>(info: GraphQLResolveInfo, prepare: () => T): T => {
@@ -82,7 +88,7 @@ export function createContext(services: Services, access: RequestAccess, databas
     prepared.set(info.fieldNodes, value);
     return value;
   };
-  return { db, readDb, services, access, loaders, videosById, validated, perField, requestId: options.requestId };
+  return { db, readDb, lookup, services, access, loaders, videosById, validated, perField, requestId: options.requestId };
 }
 
 const channelIdOf = (channel: Channel) => channel.channelId;

@@ -7,7 +7,7 @@ import { creatorFilterShape, creatorsArgs, type CreatorSearch, creatorSort, defa
 import { engagementFacetArgs, followerFacetArgs, valueFacetArgs } from '../inputs/facets.js';
 import { creatorLookupArgs } from '../inputs/lookups.js';
 import { expandCategoryIds } from '../store/categories.js';
-import { countCreators, creatorFacets, creatorsById, searchCreators } from '../store/creators.js';
+import { countCreators, creatorFacets, creatorsByKey, searchCreators } from '../store/creators.js';
 import { builder } from './builder.js';
 import { categoriesOf, CategoryType } from './categories.js';
 import { connectionType, pageArgs, searchConnection } from './connection.js';
@@ -115,7 +115,7 @@ builder.queryField('creators', (t) =>
       return searchConnection(info, ctx.services.search?.creators(search, args, facets, ctx.access.caller?.accountId) ?? null, {
         order,
         facets: { requested: facets, sql: (requests) => creatorFacets(ctx.readDb, search, requests) },
-        rowsById: (ids) => creatorsById(ctx.readDb, search.platform, ids),
+        rowsById: (ids) => ctx.lookup(creatorsByKey, search.platform, ids),
         idOf: (creator) => creator.userId,
         cache: ctx.services.search?.rows.creators(search.platform),
         sqlPage: () => searchCreators(ctx.readDb, search, args),

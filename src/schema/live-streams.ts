@@ -4,7 +4,7 @@ import { liveStreamOrder } from '../domain/orders.js';
 import type { LiveStream } from '../domain/records.js';
 import { valueFacetArgs } from '../inputs/facets.js';
 import { liveStreamFilterShape, liveStreamsArgs, liveStreamTypeSchema } from '../inputs/live-streams.js';
-import { countLiveStreams, liveStreamFacets, liveStreamsById, searchLiveStreams } from '../store/live-streams.js';
+import { countLiveStreams, liveStreamFacets, liveStreamsByKey, searchLiveStreams } from '../store/live-streams.js';
 import { builder } from './builder.js';
 import { connectionType, cursorArgs, searchConnection } from './connection.js';
 import { facetsType, requestedFacets } from './facets.js';
@@ -62,7 +62,7 @@ builder.queryField('liveStreams', (t) =>
       return searchConnection(info, ctx.services.search?.liveStreams(filter, args, facets, ctx.access.caller?.accountId) ?? null, {
         order: liveStreamOrder,
         facets: { requested: facets, sql: (requests) => liveStreamFacets(ctx.readDb, filter, requests) },
-        rowsById: (ids) => liveStreamsById(ctx.readDb, ids),
+        rowsById: (ids) => ctx.lookup(liveStreamsByKey, '', ids),
         idOf: (stream) => stream.id,
         cache: ctx.services.search?.rows.liveStreams,
         sqlPage: () => searchLiveStreams(ctx.readDb, filter, args),

@@ -7,10 +7,11 @@ import type { VideoSearch } from '../inputs/videos.js';
 import type { RowCache } from '../search/row-cache.js';
 import type { IndexPage, Search } from '../search/types.js';
 import { loadTaxonomy } from '../store/categories.js';
-import { creatorsById } from '../store/creators.js';
+import { creatorsByKey } from '../store/creators.js';
 import type { Database } from '../store/database.js';
-import { mediasById } from '../store/medias.js';
-import { searchChannelsVideos, videosById } from '../store/videos.js';
+import type { LookupByKey } from '../store/key-batches.js';
+import { mediasByKey } from '../store/medias.js';
+import { searchChannelsVideos, videosByKey } from '../store/videos.js';
 
 // The graph's per-request loaders: every key a document names, however deep, is read once per type
 // in one batch (DataLoader), through the row caches of search pages while the index is loaded (its
@@ -104,22 +105,24 @@ export interface GraphLoaders {
 
 export function graphLoaders(options: {
   readDb: Kysely<Database>;
+  /** Rows by key, shared with the account's other requests (src/store/key-batches.ts). */
+  lookup: LookupByKey;
   search: Search | null;
   /** The account asking, once the key is known: the index serves accounts in turn. */
   caller: () => string | undefined;
   /** Videos by id with their channels (src/schema/context.ts). */
   videosById: (ids: string[]) => Promise<Video[]>;
 }): GraphLoaders {
-  const { readDb, search, caller } = options;
+  const { readDb, lookup, search, caller } = options;
   const rows = () => (search?.ready ? search.rows : null);
 
   const creator = new DataLoader<string, Creator | null>((keys) =>
-    byPlatform(keys, (platform, ids) => readByKey(ids, rows()?.creators(platform) ?? null, (missing) => creatorsById(readDb, platform, missing), creatorIdOf)),
+    byPlatform(keys, (platform, ids) => readByKey(ids, rows()?.creators(platform) ?? null, (missing) => lookup(creatorsByKey, platform, missing), creatorIdOf)),
   );
   const video = new DataLoader<string, Video | null>((ids) => readByKey(ids, rows()?.videos ?? null, options.videosById, videoIdOf));
   // Posts are not indexed (no feed keeps a cache of them fresh): read every time.
   const media = new DataLoader<string, FetchedMedia | null>((keys) =>
-    byPlatform(keys, (platform, ids) => readByKey(ids, null, (missing) => mediasById(readDb, platform, missing), mediaIdOf)),
+    byPlatform(keys, (platform, ids) => readByKey(ids, null, (missing) => lookup(mediasByKey, platform, missing), mediaIdOf)),
   );
   // Imports write categories without the change feed: a per-process copy could miss one, so the
   // taxonomy (a few hundred rows) is read once per request that needs it.
@@ -163,7 +166,7 @@ export function graphLoaders(options: {
       if (indexed.length > 0) {
         // A DataLoader here made two promises a video (a hundred rows a page of 20 channels) for nothing to batch.
         const ids = [...new Set(indexed.flatMap(({ found }) => found.flatMap((page) => page.ids)))];
-        const videos = await readByKey(ids, rows()?.videos ?? null, (missing) => videosById(readDb, missing), videoIdOf);
+        const videos = await readByKey(ids, rows()?.videos ?? null, (missing) => lookup(videosByKey, '', missing), videoIdOf);
         const byId = new Map<string, Video>();
         ids.forEach((id, i) => {
           if (videos[i]) byId.set(id, videos[i]);

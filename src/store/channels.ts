@@ -3,10 +3,18 @@ import type { ChannelIndexRow } from '../domain/index-rows.js';
 import type { Channel } from '../domain/records.js';
 import { genderFromCode } from '../domain/values.js';
 import { channelColumns, type ChannelRow, type Database } from './database.js';
+import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDecimal } from './values.js';
 
 /** Batch load for the per-request DataLoader: one query for every channel a page needs. */
+/** Channels by id, one statement for an account's concurrent requests. */
+export const channelsByKey: KeyLookup<Channel> = {
+  name: 'channels',
+  read: async (db, _group, ids) => (await loadChannels(db, ids)).filter((channel) => channel !== null),
+  keyOf: (channel) => channel.channelId,
+};
+
 export async function loadChannels(db: Kysely<Database>, ids: readonly string[]): Promise<(Channel | null)[]> {
   const rows = await executePrepared(db, db.selectFrom('channels').select(channelColumns).where('channel_id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.channel_id, toChannel(row)]));

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
@@ -9,6 +10,7 @@ import { statementTransport, type BulkTransport } from './bulk.js';
 import { abortError, ConnectionGate, tenantShare } from './connection-gate.js';
 import type { Database } from './database.js';
 import { listenPostgres, type Listener, type NotificationHandlers } from './notifications.js';
+import { KeyBatches, type LookupByKey } from './key-batches.js';
 import { preparedStatementName } from './prepared.js';
 
 export { RequestAbortedError } from './connection-gate.js';
@@ -16,6 +18,8 @@ export { RequestAbortedError } from './connection-gate.js';
 export interface CancellableDatabases {
   db: Kysely<Database>;
   readDb: Kysely<Database>;
+  /** Rows by key from the read database, in one statement with the same lookups of the tenant's other requests (key-batches.ts). */
+  lookup: LookupByKey;
   /** The work is over: an abort from now on cancels nothing. */
   close(): void;
 }
@@ -81,6 +85,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
   return openEmbedded(options.dataDir ?? './.data', options);
 }
+
+const NEVER_ABORTED = new AbortController().signal;
+// Every batch waiting for a connection listens on it: not a leak.
+setMaxListeners(0, NEVER_ABORTED);
 
 interface CancelScope {
   signal: AbortSignal;
@@ -207,6 +215,17 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
     connection.connect(port, host);
   };
   const ping = (db: Kysely<Database>, timeoutMs: number) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false);
+  // A batch serves several requests: no one request's abort cancels it. One Kysely per account,
+  // kept (a new one per batch cost the batch's gain); the map is emptied past 10,000 accounts.
+  const batchDbs = new Map<string | undefined, Kysely<Database>>();
+  const batches = new KeyBatches((tenant) => {
+    let db = batchDbs.get(tenant);
+    if (!db) {
+      if (batchDbs.size >= 10_000) batchDbs.clear();
+      batchDbs.set(tenant, (db = (replica ?? primary).scoped({ signal: NEVER_ABORTED, tenant: () => tenant, clients: new Set() })));
+    }
+    return db;
+  });
 
   // A bulk load gets a connection of its own, outside the pool and its timeouts: building the
   // indexes of millions of rows takes minutes.
@@ -232,7 +251,12 @@ function openPostgres(connectionString: string, options: StoreOptions): Store {
       const onAbort = () => scope.clients.forEach(cancelRunning);
       signal.addEventListener('abort', onAbort, { once: true });
       const db = primary.scoped(scope);
-      return { db, readDb: replica?.scoped(scope) ?? db, close: () => signal.removeEventListener('abort', onAbort) };
+      return {
+        db,
+        readDb: replica?.scoped(scope) ?? db,
+        lookup: (lookup, group, keys) => batches.read(lookup, group, tenant(), keys, signal),
+        close: () => signal.removeEventListener('abort', onAbort),
+      };
     },
     // Ready when every database the service reads or writes answers.
     ping: async (timeoutMs) => (await ping(primary.db, timeoutMs)) && (!replica || (await ping(replica.db, timeoutMs))),
@@ -278,12 +302,18 @@ async function openEmbedded(dataDir: string, options: StoreOptions): Promise<Sto
   try {
     const pglite = await PGlite.create(directory, { extensions: { pg_trgm }, loadDataDir: inMemory ? options.startFrom : undefined });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log });
+    const batches = new KeyBatches(() => db);
     return {
       db,
       readDb: db,
       kind: 'pglite',
       bulk: statementTransport(db),
-      cancellable: () => ({ db, readDb: db, close: () => {} }),
+      cancellable: (signal, tenant = () => undefined) => ({
+        db,
+        readDb: db,
+        lookup: (lookup, group, keys) => batches.read(lookup, group, tenant(), keys, signal),
+        close: () => {},
+      }),
       ping: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(db).then(() => true), timeoutMs, false),
       poolStats: () => null,
       readConnection: null,

@@ -12,6 +12,7 @@ import { creatorFacetSearch } from '../inputs/facets.js';
 import { creatorColumns, type CreatorRow, type Database } from './database.js';
 import { asText, rangeFacet, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
+import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDate, toDecimal } from './values.js';
 import { lowerCase } from '../domain/text.js';
@@ -236,6 +237,9 @@ export async function creatorsById(db: Kysely<Database>, platform: string, userI
   const byId = new Map(rows.map((row) => [row.user_id, toCreator(row)]));
   return userIds.flatMap((id) => byId.get(id) ?? []);
 }
+
+/** Creators by user id within a platform (the group), one statement for an account's concurrent requests. */
+export const creatorsByKey: KeyLookup<Creator> = { name: 'creators', read: creatorsById, keyOf: (creator) => creator.userId };
 
 function groupByPlatform(keys: readonly CreatorKey[]): Map<string, string[]> {
   const groups = new Map<string, string[]>();

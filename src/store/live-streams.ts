@@ -10,6 +10,7 @@ import { inBulk } from './changes.js';
 import { type Database, liveStreamColumns, type LiveStreamRow, type NewLiveStream } from './database.js';
 import { asText, valueFacet } from './facets.js';
 import { countMatches, fetchPage, sortKey } from './paging.js';
+import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount } from './values.js';
 
@@ -145,6 +146,9 @@ export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<Liv
 }
 
 /** Streams by id, in the order given (ids no longer stored are left out). */
+/** Live streams by id, one statement for an account's concurrent requests. */
+export const liveStreamsByKey: KeyLookup<LiveStream> = { name: 'live streams', read: (db, _group, ids) => liveStreamsById(db, ids), keyOf: (stream) => stream.id };
+
 export async function liveStreamsById(db: Kysely<Database>, ids: readonly string[]): Promise<LiveStream[]> {
   if (ids.length === 0) return [];
   const rows = await executePrepared(db, db.selectFrom('live_streams').select(liveStreamColumns).where('id', '=', anyOf(ids)));

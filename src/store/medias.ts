@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { type FetchedMedia, PHOTO_PLATFORM } from '../domain/records.js';
 import type { Database, MediaRow, NewCreator, NewMedia } from './database.js';
+import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate } from './values.js';
 
@@ -111,6 +112,9 @@ export async function storedMedias(db: Kysely<Database>, authorUserId: string) {
 }
 
 /** Posts kept by the write-through, by id on one platform (`node`); ids not stored are left out. */
+/** Posts by media id within a platform (the group), one statement for an account's concurrent requests. */
+export const mediasByKey: KeyLookup<FetchedMedia> = { name: 'medias', read: mediasById, keyOf: (media) => media.mediaId };
+
 export async function mediasById(db: Kysely<Database>, platform: string, mediaIds: readonly string[]): Promise<FetchedMedia[]> {
   if (mediaIds.length === 0) return [];
   const rows = await executePrepared(

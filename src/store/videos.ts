@@ -14,6 +14,7 @@ import { toChannel } from './channels.js';
 import { channelColumns, type ChannelRow, type Database, videoColumns, type VideoRow } from './database.js';
 import { asText, valueFacet } from './facets.js';
 import { containsPattern, countMatches, fetchGroupedPages, fetchPage, prefixPattern, sortKey, type SortKey } from './paging.js';
+import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { toCount, toDate, toDecimal } from './values.js';
 import { lowerCase } from '../domain/text.js';
@@ -205,13 +206,19 @@ export async function videosById(db: Kysely<Database>, ids: readonly string[]): 
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+/** A video as a page shows it: with its channel (null if the channel is no longer stored). */
+export interface VideoWithChannel {
+  video: Video;
+  channel: Channel | null;
+}
+
 /**
  * Videos by id with their channels, in one statement: a page shows each video's channel, and a
  * second round trip for the channels cost a search page as much as the videos did. Videos in the
- * order given (ids no longer stored are left out); each channel once.
+ * order given (ids no longer stored are left out); the videos of one channel share its record.
  */
-export async function videosWithChannelsById(db: Kysely<Database>, ids: readonly string[]): Promise<{ videos: Video[]; channels: Channel[] }> {
-  if (ids.length === 0) return { videos: [], channels: [] };
+export async function videosWithChannelsById(db: Kysely<Database>, ids: readonly string[]): Promise<VideoWithChannel[]> {
+  if (ids.length === 0) return [];
   const rows = await executePrepared(
     db,
     db
@@ -221,14 +228,26 @@ export async function videosWithChannelsById(db: Kysely<Database>, ids: readonly
       .select((eb) => channelColumns.map((column) => eb.ref(`c.${column}`).as(`channel_${column}`)))
       .where('videos.video_id', '=', anyOf(ids)),
   );
-  const byId = new Map<string, Video>();
+  const byId = new Map<string, VideoWithChannel>();
   const channels = new Map<string, Channel>();
   for (const row of rows) {
-    byId.set(row.video_id, toVideo(row));
     const joined = row as unknown as Record<string, unknown>;
-    if (joined.channel_channel_id == null || channels.has(row.channel_id)) continue;
-    const channel = Object.fromEntries(channelColumns.map((column) => [column, joined[`channel_${column}`]])) as ChannelRow;
-    channels.set(row.channel_id, toChannel(channel));
+    let channel = channels.get(row.channel_id) ?? null;
+    if (channel === null && joined.channel_channel_id != null) {
+      channel = toChannel(Object.fromEntries(channelColumns.map((column) => [column, joined[`channel_${column}`]])) as ChannelRow);
+      channels.set(row.channel_id, channel);
+    }
+    byId.set(row.video_id, { video: toVideo(row), channel });
   }
-  return { videos: ids.flatMap((id) => byId.get(id) ?? []), channels: [...channels.values()] };
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
+
+/** Videos by id with their channels, one statement for an account's concurrent requests. */
+export const videosWithChannelsByKey: KeyLookup<VideoWithChannel> = {
+  name: 'videos with channels',
+  read: (db, _group, ids) => videosWithChannelsById(db, ids),
+  keyOf: (row) => row.video.videoId,
+};
+
+/** Videos by id (their channels known already), one statement for an account's concurrent requests. */
+export const videosByKey: KeyLookup<Video> = { name: 'videos', read: (db, _group, ids) => videosById(db, ids), keyOf: (video) => video.videoId };

@@ -1,0 +1,154 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, RequestAbortedError, type Store } from '../src/store/connect.js';
+import { creatorsById, creatorsByKey } from '../src/store/creators.js';
+import type { KeyLookup } from '../src/store/key-batches.js';
+import type { Creator } from '../src/domain/records.js';
+import { createTestStore, type TestStore } from './support/store.js';
+
+// One account's concurrent lookups of one kind are read in one statement (src/store/key-batches.ts);
+// each request still gets exactly its own rows, in its own order, and nothing of another account's.
+
+const IDS = Array.from({ length: 30 }, (_, i) => `u${String(i).padStart(2, '0')}`);
+
+let store: TestStore;
+
+beforeAll(async () => {
+  store = await createTestStore();
+  const row = (platform: string, id: string, i: number) => ({
+    platform, user_id: id, username: `${platform}-${id}`, follower_count: i, avg_engagement_rate: 0, avg_video_engagement_rate: 0, avg_comment_count: 0,
+    avg_like_count: 0, avg_retweet_count: 0, avg_view_count: 0, retweet_ratio: 0, reply_ratio: 0, post_count: 0, video_count: 0, evaluation_min: 0, evaluation_max: 0,
+  });
+  await store.db.insertInto('creators').values([...IDS.map((id, i) => row('twitter', id, i)), ...IDS.slice(0, 5).map((id, i) => row('instagram', id, i))]).execute();
+}, 60_000);
+afterAll(() => store?.close());
+
+/** creatorsByKey, with the key lists of every statement it ran. */
+function counted(name = 'creators (counted)') {
+  const reads: string[][] = [];
+  const lookup: KeyLookup<Creator> = {
+    name,
+    read: (db, platform, keys) => {
+      reads.push([...keys]);
+      return creatorsById(db, platform, keys);
+    },
+    keyOf: creatorsByKey.keyOf,
+  };
+  return { lookup, reads };
+}
+
+const request = (tenant: string | undefined, signal = new AbortController().signal) => store.cancellable(signal, () => tenant);
+const ids = (rows: Creator[]) => rows.map((row) => row.userId);
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('key lookups shared by one account', () => {
+  it("reads one account's lookups of a turn in one statement, each request getting its own keys in its own order", async () => {
+    const { lookup, reads } = counted();
+    const asked = [IDS.slice(0, 20), ['u25', 'missing', 'u03'], [...IDS.slice(10, 15)].reverse(), []];
+    const before = store.queries.length;
+    const answers = await Promise.all(asked.map((keys) => request('acct-a').lookup(lookup, 'twitter', keys)));
+    expect(answers.map(ids)).toEqual([IDS.slice(0, 20), ['u25', 'u03'], [...IDS.slice(10, 15)].reverse(), []]);
+    expect(answers[1].map((row) => row.username)).toEqual(['twitter-u25', 'twitter-u03']);
+    expect(reads).toHaveLength(1);
+    expect(new Set(reads[0])).toEqual(new Set([...IDS.slice(0, 20), 'u25', 'missing']));
+    expect(store.queries.length - before).toBe(1);
+  });
+
+  it('never shares a statement across accounts, platforms or kinds of lookup', async () => {
+    const { lookup, reads } = counted();
+    const other = counted('another kind');
+    const [a, b, none, instagram, kind] = await Promise.all([
+      request('acct-a').lookup(lookup, 'twitter', ['u01', 'u02']),
+      request('acct-b').lookup(lookup, 'twitter', ['u02', 'u03']),
+      request(undefined).lookup(lookup, 'twitter', ['u04']),
+      request('acct-a').lookup(lookup, 'instagram', ['u01', 'u29']),
+      request('acct-a').lookup(other.lookup, 'twitter', ['u05']),
+    ]);
+    expect([a, b, none, kind].map(ids)).toEqual([['u01', 'u02'], ['u02', 'u03'], ['u04'], ['u05']]);
+    expect(instagram.map((row) => row.username)).toEqual(['instagram-u01']);
+    expect(reads.map((keys) => keys.join()).sort()).toEqual(['u01,u02', 'u01,u29', 'u02,u03', 'u04']);
+    expect(other.reads).toEqual([['u05']]);
+  });
+
+  it('reads lookups of different turns apart', async () => {
+    const { lookup, reads } = counted();
+    const first = request('acct-a').lookup(lookup, 'twitter', ['u01']);
+    await tick();
+    const second = request('acct-a').lookup(lookup, 'twitter', ['u02']);
+    expect([ids(await first), ids(await second)]).toEqual([['u01'], ['u02']]);
+    expect(reads).toEqual([['u01'], ['u02']]);
+  });
+
+  it('starts another statement past a thousand keys, and reads a larger lookup alone', async () => {
+    const { lookup, reads } = counted();
+    const many = (n: number, from: number) => Array.from({ length: n }, (_, i) => `x${from + i}`);
+    await Promise.all([
+      request('acct-a').lookup(lookup, 'twitter', many(600, 0)),
+      request('acct-a').lookup(lookup, 'twitter', many(600, 1000)),
+      request('acct-a').lookup(lookup, 'twitter', many(1500, 2000)),
+      request('acct-a').lookup(lookup, 'twitter', ['u01']),
+    ]);
+    expect(reads.map((keys) => keys.length)).toEqual([600, 600, 1500, 1]);
+  });
+
+  it("stops an aborted request's wait at once while the others sharing its statement get their rows", async () => {
+    const { lookup, reads } = counted();
+    const aborted = new AbortController();
+    const leaving = request('acct-a', aborted.signal).lookup(lookup, 'twitter', ['u01', 'u02']);
+    const staying = request('acct-a').lookup(lookup, 'twitter', ['u02', 'u03']);
+    aborted.abort();
+    await expect(leaving).rejects.toBeInstanceOf(RequestAbortedError);
+    expect(ids(await staying)).toEqual(['u02', 'u03']);
+    expect(reads).toHaveLength(1);
+    // Aborted before asking: no statement at all.
+    await expect(request('acct-a', aborted.signal).lookup(lookup, 'twitter', ['u09'])).rejects.toBeInstanceOf(RequestAbortedError);
+    expect(reads).toHaveLength(1);
+  });
+
+  it("fails the requests of a failed statement, and not another account's", async () => {
+    let failOnce = true;
+    const failing: KeyLookup<Creator> = {
+      name: 'failing',
+      read: async (db, platform, keys) => {
+        if (keys.includes('boom') && failOnce) {
+          failOnce = false;
+          await sql`SELECT 1/0`.execute(db);
+        }
+        return creatorsById(db, platform, keys);
+      },
+      keyOf: creatorsByKey.keyOf,
+    };
+    const results = await Promise.allSettled([
+      request('acct-a').lookup(failing, 'twitter', ['boom']),
+      request('acct-a').lookup(failing, 'twitter', ['u01']),
+      request('acct-b').lookup(failing, 'twitter', ['u01']),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+    // The next turn's statement is a new one.
+    expect(ids(await request('acct-a').lookup(failing, 'twitter', ['u01']))).toEqual(['u01']);
+  });
+});
+
+describe.runIf(Boolean(process.env.TEST_DATABASE_URL))("a shared statement and the account's share of the pool", () => {
+  let small: Store;
+  beforeAll(async () => {
+    small = await openStore({ databaseUrl: store.databaseUrl!, poolSize: 5, connectTimeoutMs: 10_000 });
+  });
+  afterAll(() => small?.close());
+
+  it("counts against its account's share: it waits while the account holds its share, another account's does not", async () => {
+    // A pool of 5: an account holds 4 at most. Account a holds its 4 with sleeps of 600 ms.
+    const as = (tenant: string) => small.cancellable(new AbortController().signal, () => tenant);
+    const sleeps = Array.from({ length: 4 }, () => sql`SELECT pg_sleep(0.6)`.execute(as('acct-a').db));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const timed = async (tenant: string) => {
+      const started = performance.now();
+      expect(ids(await as(tenant).lookup(creatorsByKey, 'twitter', ['u01']))).toEqual(['u01']);
+      return performance.now() - started;
+    };
+    const [a, b] = await Promise.all([timed('acct-a'), timed('acct-b')]);
+    await Promise.all(sleeps);
+    expect(b).toBeLessThan(300);
+    expect(a).toBeGreaterThan(300);
+  });
+});
