@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInFlightWork } from '../src/access/in-flight.js';
 import { openStore, RequestAbortedError, type Store } from '../src/store/connect.js';
 import { creatorsById, creatorsByKey } from '../src/store/creators.js';
 import type { KeyLookup } from '../src/store/key-batches.js';
@@ -103,6 +104,22 @@ describe('key lookups shared by one account', () => {
     // Aborted before asking: no statement at all.
     await expect(request('acct-a', aborted.signal).lookup(lookup, 'twitter', ['u09'])).rejects.toBeInstanceOf(RequestAbortedError);
     expect(reads).toHaveLength(1);
+  });
+
+  it('lets one request wait on more than ten lookups at once without a listener warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const signal = createInFlightWork().signal(new Request('http://localhost/graphql'));
+      const lookups = Array.from({ length: 12 }, (_, i) => counted(`root ${i}`).lookup);
+      const answers = await Promise.all(lookups.map((lookup, i) => request('acct-a', signal).lookup(lookup, 'twitter', [IDS[i]])));
+      expect(answers.map(ids)).toEqual(IDS.slice(0, 12).map((id) => [id]));
+      await tick();
+      expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it("fails the requests of a failed statement, and not another account's", async () => {

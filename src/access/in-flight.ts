@@ -3,6 +3,7 @@
 //
 // Not AbortSignal.any([request.signal, shutdownSignal]): on Node 20 every such call leaves ~1 KB
 // behind on the long-lived shutdown signal (a leak of a few MB a minute under load).
+import { setMaxListeners } from 'node:events';
 
 export interface InFlightWork {
   /** The request's work signal (the same one for every call with the same request). */
@@ -24,6 +25,9 @@ export function createInFlightWork(): InFlightWork {
       let controller = controllers.get(request);
       if (!controller) {
         controller = new AbortController();
+        // Each of the request's statements waiting for a connection, and each of its lookups
+        // waiting for a shared statement, listens on it: a document of many roots has more than 10.
+        setMaxListeners(0, controller.signal);
         if (stopping || request.signal.aborted) controller.abort();
         else {
           const work = controller;
