@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
+import { untilAborted } from '../domain/abortable.js';
 import type { Logger } from '../observability/log.js';
 import type { Database } from '../store/database.js';
 import { replaceSnapshot } from '../store/live-streams.js';
@@ -40,7 +41,7 @@ export async function collectTwitchPass({ db, client, log }: CollectorDeps, sign
     const fetching = client.fetchAllStreams((progress) => {
       pages = progress.pages;
     });
-    const streams = signal ? await untilAborted(fetching, signal) : await fetching;
+    const streams = signal ? await untilAborted(fetching, signal, () => null) : await fetching;
     if (streams === null) {
       log.info('live-stream pass abandoned on shutdown; the previous snapshot stays', { pagesFetched: pages });
       return null;
@@ -75,28 +76,6 @@ export async function runTwitchCollector(
     await sleep(Math.max(0, intervalMs - (performance.now() - started)), deps.signal);
   }
   return { passes, failures };
-}
-
-/** The work's outcome, or null as soon as the signal aborts (the work then runs out on its own). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | null> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.resolve(null);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(null);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** Resolves after ms, or at once when the signal aborts. */

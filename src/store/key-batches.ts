@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { untilAborted } from '../domain/abortable.js';
 import { abortError } from './connection-gate.js';
 import type { Database } from './database.js';
 
@@ -44,7 +45,7 @@ export class KeyBatches {
     if (keys.length === 0) return [];
     if (signal?.aborted) throw abortError(signal);
     const rows = this.#join(lookup, group, tenant, keys) as Promise<Map<string, Row>>;
-    const byKey = await (signal ? untilAborted(rows, signal) : rows);
+    const byKey = await (signal ? untilAborted(rows, signal, (): never => { throw abortError(signal); }) : rows);
     return keys.flatMap((key) => byKey.get(key) ?? []);
   }
 
@@ -64,22 +65,4 @@ export class KeyBatches {
     for (const key of keys) batch.keys.add(key);
     return batch.rows;
   }
-}
-
-/** `work`, or the abort's error as soon as `signal` aborts (the work itself runs on). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
