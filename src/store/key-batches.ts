@@ -6,7 +6,7 @@ import type { Database } from './database.js';
 // Sixteen clients of one account paging through searches each read their page's 20 rows by key:
 // sixteen statements, each a gate entry, a checkout and a round trip, on backends that outnumber
 // the cores. Lookups of one kind by one account that arrive in the same turn of the event loop
-// are read in one statement instead (the follower maximum 1.2× its rate, `npm run bench:compare`,
+// are read in one statement instead (the follower maximum 1.12× its rate, `npm run bench:compare`,
 // docs/performance.md). Only one account's requests share a statement: its share of the pool
 // and its place in the gate's order stay its own (connection-gate.ts).
 
