@@ -5,6 +5,7 @@ import { openStore, RequestAbortedError, type Store } from '../src/store/connect
 import { creatorsById, creatorsByKey } from '../src/store/creators.js';
 import type { KeyLookup } from '../src/store/key-batches.js';
 import type { Creator } from '../src/domain/records.js';
+import { createTestApp } from './support/app.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // One account's concurrent lookups of one kind are read in one statement (src/store/key-batches.ts);
@@ -167,5 +168,32 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))("a shared statement and t
     await Promise.all(sleeps);
     expect(b).toBeLessThan(300);
     expect(a).toBeGreaterThan(300);
+  });
+});
+
+describe('through the GraphQL door', () => {
+  it("answers each of one account's concurrent lookups with its own creator, another account's too, in fewer statements than requests", async () => {
+    const app = await createTestApp();
+    try {
+      await app.store.db
+        .insertInto('creators')
+        .values(IDS.map((id, i) => ({
+          platform: 'twitter', user_id: id, username: `name-${id}`, follower_count: i, avg_engagement_rate: 0, avg_video_engagement_rate: 0, avg_comment_count: 0,
+          avg_like_count: 0, avg_retweet_count: 0, avg_view_count: 0, retweet_ratio: 0, reply_ratio: 0, post_count: 0, video_count: 0, evaluation_min: 0, evaluation_max: 0,
+        })))
+        .execute();
+      const [a, b] = [await app.newKey(), await app.newKey()];
+      const ask = (key: string, id: string) => app.graphql('query($u: String!) { creator(userId: $u) { userId username } }', { u: id }, key);
+      const lookups = () => app.store.queries.filter((text) => text.includes('from "creators"') && text.includes('= ANY(')).length;
+      const before = lookups();
+      const asked = [...IDS.slice(0, 12).map((id) => [a, id]), ...IDS.slice(12, 16).map((id) => [b, id]), [a, 'no-such-user']] as const;
+      const answers = await Promise.all(asked.map(([key, id]) => ask(key, id)));
+      expect(answers.map((answer) => answer.status)).toEqual(asked.map(() => 200));
+      expect(answers.map((answer) => answer.body.data.creator)).toEqual(asked.map(([, id]) => (IDS.includes(id) ? { userId: id, username: `name-${id}` } : null)));
+      // 17 requests; the key checks and charges run first, so the lookups of a turn meet.
+      expect(lookups() - before).toBeLessThan(asked.length);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -7,19 +7,16 @@ import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDecimal } from './values.js';
 
-/** Batch load for the per-request DataLoader: one query for every channel a page needs. */
-/** Channels by id, one statement for an account's concurrent requests. */
-export const channelsByKey: KeyLookup<Channel> = {
-  name: 'channels',
-  read: async (db, _group, ids) => (await loadChannels(db, ids)).filter((channel) => channel !== null),
-  keyOf: (channel) => channel.channelId,
-};
-
-export async function loadChannels(db: Kysely<Database>, ids: readonly string[]): Promise<(Channel | null)[]> {
+/** Channels by id, in the order given (ids not stored are left out). */
+export async function channelsById(db: Kysely<Database>, ids: readonly string[]): Promise<Channel[]> {
+  if (ids.length === 0) return [];
   const rows = await executePrepared(db, db.selectFrom('channels').select(channelColumns).where('channel_id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.channel_id, toChannel(row)]));
-  return ids.map((id) => byId.get(id) ?? null);
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
+
+/** Channels by id, one statement for an account's concurrent requests. */
+export const channelsByKey: KeyLookup<Channel> = { name: 'channels', read: (db, _group, ids) => channelsById(db, ids), keyOf: (channel) => channel.channelId };
 
 export function toChannel(row: ChannelRow): Channel {
   return {

@@ -146,12 +146,12 @@ export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<Liv
 }
 
 /** Streams by id, in the order given (ids no longer stored are left out). */
-/** Live streams by id, one statement for an account's concurrent requests. */
-export const liveStreamsByKey: KeyLookup<LiveStream> = { name: 'live streams', read: (db, _group, ids) => liveStreamsById(db, ids), keyOf: (stream) => stream.id };
-
 export async function liveStreamsById(db: Kysely<Database>, ids: readonly string[]): Promise<LiveStream[]> {
   if (ids.length === 0) return [];
   const rows = await executePrepared(db, db.selectFrom('live_streams').select(liveStreamColumns).where('id', '=', anyOf(ids)));
   const byId = new Map(rows.map((row) => [row.id, toLiveStream(row)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
+
+/** Live streams by id, one statement for an account's concurrent requests. */
+export const liveStreamsByKey: KeyLookup<LiveStream> = { name: 'live streams', read: (db, _group, ids) => liveStreamsById(db, ids), keyOf: (stream) => stream.id };

@@ -112,9 +112,6 @@ export async function storedMedias(db: Kysely<Database>, authorUserId: string) {
 }
 
 /** Posts kept by the write-through, by id on one platform (`node`); ids not stored are left out. */
-/** Posts by media id within a platform (the group), one statement for an account's concurrent requests. */
-export const mediasByKey: KeyLookup<FetchedMedia> = { name: 'medias', read: mediasById, keyOf: (media) => media.mediaId };
-
 export async function mediasById(db: Kysely<Database>, platform: string, mediaIds: readonly string[]): Promise<FetchedMedia[]> {
   if (mediaIds.length === 0) return [];
   const rows = await executePrepared(
@@ -123,6 +120,9 @@ export async function mediasById(db: Kysely<Database>, platform: string, mediaId
   );
   return rows.map(toMedia);
 }
+
+/** Posts by media id within a platform (the group), one statement for an account's concurrent requests. */
+export const mediasByKey: KeyLookup<FetchedMedia> = { name: 'medias', read: mediasById, keyOf: (media) => media.mediaId };
 
 function toMedia(row: MediaRow): FetchedMedia {
   return {
