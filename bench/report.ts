@@ -189,8 +189,9 @@ export interface RunFacts {
 
 const SYSTEM_DESCRIPTION: Record<SystemName, string> = {
   service: 'service: `creator-data serve` (whole pipeline: key, limits, validation, quota, GraphQL, rendering), one `pro` key',
-  postgraphile: 'PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http',
-  floor: 'floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send',
+  postgraphile:
+    'PostGraphile v4 library mode + connection-filter (relations on) + @graphile/pg-aggregates, query log off, on node:http, with the 9 filter indexes the service\'s schema does without (bench/database.ts)',
+  floor: 'floor: node:http + `pg`, the plain page statement and plain `count(*)` a hand-written endpoint would send, on the same indexes',
 };
 const seconds = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(1)} s`);
 const mebibytes = (value: number | null) => (value === null ? 'n/a' : `${value.toLocaleString('en-US')} MiB`);
