@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInFlightWork } from '../src/access/in-flight.js';
 import { openStore, RequestAbortedError, type Store } from '../src/store/connect.js';
 import { creatorsById, creatorsByKey } from '../src/store/creators.js';
 import type { KeyLookup } from '../src/store/key-batches.js';
 import type { Creator } from '../src/domain/records.js';
+import { migrateToLatest } from '../src/store/migrate.js';
 import { createTestApp } from './support/app.js';
+import { postgresBinaries, startPrivateCluster, type PrivateCluster } from './support/private-servers.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // One account's concurrent lookups of one kind are read in one statement (src/store/key-batches.ts);
@@ -195,5 +198,63 @@ describe('through the GraphQL door', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+// A server of the test's own, restarted under a shared statement: the machine's is not stopped.
+const bindir = process.env.TEST_DATABASE_URL ? await postgresBinaries() : null;
+
+describe.skipIf(!bindir)('a database restart under a shared statement', () => {
+  let cluster: PrivateCluster;
+  let restarted: Store;
+
+  beforeAll(async () => {
+    cluster = await startPrivateCluster(bindir!);
+    restarted = await openStore({ databaseUrl: cluster.url, connectTimeoutMs: 1_000, onConnectionError: () => {} });
+    await migrateToLatest(restarted.db);
+    await restarted.db
+      .insertInto('creators')
+      .values(IDS.map((id, i) => ({
+        platform: 'twitter', user_id: id, username: `r-${id}`, follower_count: i, avg_engagement_rate: 0, avg_video_engagement_rate: 0, avg_comment_count: 0,
+        avg_like_count: 0, avg_retweet_count: 0, avg_view_count: 0, retweet_ratio: 0, reply_ratio: 0, post_count: 0, video_count: 0, evaluation_min: 0, evaluation_max: 0,
+      })))
+      .execute();
+  }, 120_000);
+  afterAll(async () => {
+    await restarted?.close();
+    await cluster?.destroy();
+  });
+
+  it("fails every request of the statement the restart cut, and the account's next lookups are read again", { timeout: 60_000 }, async () => {
+    const { lookup, reads } = counted();
+    const ask = (keys: string[]) => restarted.cancellable(new AbortController().signal, () => 'acct-r').lookup(lookup, 'twitter', keys);
+    expect(ids(await ask(['u01', 'u00']))).toEqual(['u01', 'u00']);
+
+    // The shared statement waits on a lock while the server goes away beneath it.
+    const locker = new pg.Client({ connectionString: cluster.url });
+    locker.on('error', () => {});
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE creators IN ACCESS EXCLUSIVE MODE');
+    const cut = [ask(['u02']), ask(['u03', 'u04']), ask(['u05'])].map((answer) => answer.then(() => 'answered', () => 'failed'));
+    const readsBefore = reads.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // One statement for the three, still waiting.
+    expect(reads.length - readsBefore).toBe(1);
+    await cluster.stop();
+    expect(await Promise.all(cut)).toEqual(['failed', 'failed', 'failed']);
+    await locker.end().catch(() => {});
+
+    await cluster.start();
+    // The pool's broken connections are dropped as they fail; then lookups read again, still shared.
+    const deadline = Date.now() + 20_000;
+    let answers: Creator[][] | null = null;
+    while (answers === null && Date.now() < deadline) {
+      const shared = reads.length;
+      answers = await Promise.all([ask(['u06', 'u07']), ask(['u08'])]).catch(() => null);
+      if (answers !== null) expect(reads.length - shared).toBe(1);
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(answers?.map(ids)).toEqual([['u06', 'u07'], ['u08']]);
   });
 });
