@@ -228,7 +228,8 @@ describe('a creator search bounded on its sort key', () => {
   // order itself (binary searches less the changed slots), without a bitset. Otherwise, and with
   // other conditions beside the bound, their matches are counted within the bound one of three
   // ways (src/search/tables/own-key.ts: the order's run inside the bound, its runs outside it, the
-  // range index's passes): each way, and the cheapest chosen, must give the same totals.
+  // range index's passes), or from their ranks along the order: each way, and the cheapest chosen,
+  // must give the same totals.
   it.each([
     ['another platform in the index beside it', false],
     ['one platform in the index: totals counted on the order', true],
@@ -285,7 +286,7 @@ describe('a creator search bounded on its sort key', () => {
       const search = await searchOf(filter as CreatorFilter, sort);
       const othersWithin = others.filter((row) => keyOf(row) <= bounds.max && !('min' in bounds && keyOf(row) < (bounds.min as number)));
       for (const page of pages) {
-        for (const boundCount of [undefined, 'inside', 'outside', 'pass'] as const) {
+        for (const boundCount of [undefined, 'inside', 'outside', 'pass', 'ranks'] as const) {
           byBits.forEach((spy) => spy.mockClear());
           const { probe, keys } = watch();
           const context = JSON.stringify({ filter, sort, page, boundCount });
@@ -300,13 +301,51 @@ describe('a creator search bounded on its sort key', () => {
           const [inside, outside, pass] = byBits.map((spy) => spy.mock.calls.length);
           if (onePlatform && country === null) expect([inside, outside, pass], context).toEqual([0, 0, 0]);
           else if (boundCount !== undefined) {
-            // A pass may read an edge bucket from the order's run (countKeyRangeIn) itself.
-            expect({ inside: inside > 0, outside: outside > 0, pass: pass > 0 }[boundCount], context).toBe(true);
+            // A pass may read an edge bucket from the order's run (countKeyRangeIn) itself; ranks are read by it too.
+            expect({ inside: inside > 0, outside: outside > 0, pass: pass > 0, ranks: inside > 0 }[boundCount], context).toBe(true);
             expect([boundCount === 'outside' ? 0 : outside, boundCount === 'pass' ? 0 : pass], context).toEqual([0, 0]);
           }
         }
       }
     }
+  });
+  // A country beside random maxima: the second count of its rows in one table version ranks them
+  // along the order (one pass), and every later bound is counted from those ranks, not a run of
+  // rows; any change starts over. Each total as SQL gives it.
+  it('ranks the other conditions along the order on their second count in a version, and counts from the ranks after', async () => {
+    const rank = vi.spyOn(SortOrder.prototype, 'rank');
+    onTestFinished(() => rank.mockRestore());
+    // Enough rows that a count of a common country reads more than ranking saves.
+    const many = Array.from({ length: 60 }, (_, copy) => rows.map((row) => ({ ...row, userId: `${row.userId}-${copy}` }))).flat();
+    const index = buildIndex(many);
+    const perCountry = new Map<string, number>();
+    for (const row of many) perCountry.set(row.country, (perCountry.get(row.country) ?? 0) + 1);
+    const country = [...perCountry.keys()].sort((a, b) => perCountry.get(b)! - perCountry.get(a)!)[0];
+    const followers = many.map((row) => row.followerCount).sort((a, b) => a - b);
+    const expectedTotal = (max: number, of: CreatorIndexRow[]) => of.filter((row) => row.country === country && row.followerCount <= max).length;
+    const searchUnder = (quantileOf: number) => {
+      const max = followers[Math.floor(quantileOf * (followers.length - 1))];
+      return { max, search: searchOf({ followerCountMax: max, locations: [country] }, 'FOLLOWER_COUNT') };
+    };
+    const counted: number[] = [];
+    for (const [step, q] of [0.5, 0.6, 0.7, 0.45].entries()) {
+      const { max, search } = searchUnder(q);
+      const found = index.search(await search, { first: 20 });
+      expect(found.total, `bound ${step}`).toBe(expectedTotal(max, many));
+      counted.push(rank.mock.calls.length);
+    }
+    // The first count reads rows; the second ranks; the next ones use those ranks.
+    expect(counted).toEqual([0, 1, 1, 1]);
+    // A change is a new version: counted once by rows again, then ranked again.
+    const changed = { ...many[0], followerCount: followers[Math.floor(followers.length / 2)] - 1, country };
+    index.upsert(changed);
+    many[0] = changed;
+    for (const [step, q] of [0.55, 0.65, 0.35].entries()) {
+      const { max, search } = searchUnder(q);
+      const found = index.search(await search, { first: 20 });
+      expect(found.total, `after the change, bound ${step}`).toBe(expectedTotal(max, many));
+    }
+    expect(rank).toHaveBeenCalledTimes(2);
   });
 });
 

@@ -60,7 +60,34 @@ describe('a sort order', () => {
           expect([...counts], `${label}: histogram over ${thresholds.length} edges`).toEqual([...wanted]);
         }
       };
+      // Counts of a bitset's rows within key ranges, from the bits' ranks along the snapshot: as
+      // read row by row, whatever changed since the sort; ranks of a merged snapshot are ignored.
+      let staleRanks: { bits: Uint32Array; ranks: ReturnType<SortOrder['rank']> } | null = null;
+      const checkRanks = (label: string) => {
+        const alive = [...Array(table.size).keys()].filter((slot) => table.alive.has(slot));
+        const share = rng.pick([0.01, 0.3, 1]);
+        const bits = new Uint32Array(Math.ceil(table.size / 32));
+        for (const slot of alive) if (rng.chance(share)) bits[slot >>> 5] |= 1 << (slot & 31);
+        const ranks = order.rank(bits);
+        expect(order.ranksCurrent(ranks), label).toBe(true);
+        for (const [which, held, withRanks] of [['fresh', bits, ranks], ...(staleRanks ? [['stale', staleRanks.bits, staleRanks.ranks]] : [])] as const) {
+          if (which === 'stale') expect(order.ranksCurrent(withRanks), label).toBe(false);
+          for (let trial = 0; trial < 40; trial++) {
+            const low = rng.chance(0.1) ? -Infinity : draw();
+            const high = rng.chance(0.1) ? Infinity : low + rng.pick([0, 1, 100, 10_000, 1e9]);
+            const toExclusive = rng.chance(0.5);
+            const wanted = alive.filter(
+              (slot) => held[slot >>> 5] & (1 << (slot & 31)) && keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high),
+            ).length;
+            const context = `${label}, ${which} ranks: count in [${low}, ${high}${toExclusive ? ')' : ']'}`;
+            expect(order.countKeyRangeIn(held, low, high, toExclusive, withRanks), context).toBe(wanted);
+            expect(order.countKeyRangeIn(held, low, high, toExclusive), context).toBe(wanted);
+          }
+        }
+        staleRanks = { bits, ranks };
+      };
       check('built');
+      checkRanks('built');
       for (let round = 0; round < 3; round++) {
         // The last round changes more slots than the order holds changed before it merges them.
         for (let n = 0; n < (round === 2 ? 7_000 : 3_000); n++) {
@@ -71,8 +98,11 @@ describe('a sort order', () => {
         }
         for (let n = 0; n < 500; n++) add(8_000 + round * 500 + n);
         check(`round ${round}, changes pending`);
+        staleRanks = null;
+        checkRanks(`round ${round}, changes pending`);
         order.compact();
         check(`round ${round}, compacted`);
+        checkRanks(`round ${round}, compacted`);
       }
     });
   }

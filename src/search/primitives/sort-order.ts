@@ -18,6 +18,19 @@ import { compareUtf8 } from './string-store.js';
 // rank per row is kept for the second way: 4 bytes a row per order was ~23 MiB at 1M creators and
 // 2M videos, ~230 MB at ten times that, and a match's key costs one read as its rank did.
 
+/** Snapshot positions per entry of a run's ranks (SortOrder.rank). */
+const RANK_BLOCK = 512;
+
+/**
+ * How many slots of one bitset stand in a snapshot before each RANK_BLOCK-th position, so that a
+ * run of it counts in two lookups and at most two partial blocks. Made for one snapshot and one
+ * content of the bits: a caller keeps them no longer than its table's version.
+ */
+export interface RunRanks {
+  readonly snapshot: Uint32Array;
+  readonly before: Uint32Array;
+}
+
 export interface Position {
   key: number;
   id: string;
@@ -202,11 +215,33 @@ export class SortOrder {
    * `toExclusive`): the run of such keys read in order, each slot's bit tested. A histogram's edge
    * counts its bucket's matches this way rather than reading each match's value at random.
    */
-  countKeyRangeIn(bits: Uint32Array, from: number, to: number, toExclusive: boolean): number {
+  countKeyRangeIn(bits: Uint32Array, from: number, to: number, toExclusive: boolean, ranks?: RunRanks): number {
     const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
     const end = this.#firstAfter((key) => key >= from);
-    return this.#countRunIn(bits, start, end) + this.#countChangedIn(bits, from, to, toExclusive, true);
+    return this.#countRunIn(bits, start, end, ranks) + this.#countChangedIn(bits, from, to, toExclusive, true);
   }
+
+  /**
+   * Ranks `bits` along the snapshot (one pass, as one count over every row): any run of them then
+   * counts in two lookups and at most 2 × RANK_BLOCK rows read (countKeyRangeIn). Valid while the
+   * snapshot stays and the bits do not change; a snapshot merged since makes them ignored.
+   */
+  rank(bits: Uint32Array): RunRanks {
+    const length = this.#perm.length;
+    const before = new Uint32Array(Math.floor(length / RANK_BLOCK) + 1);
+    for (let block = 1; block < before.length; block++) {
+      before[block] = before[block - 1] + this.#countRunIn(bits, (block - 1) * RANK_BLOCK, block * RANK_BLOCK);
+    }
+    return { snapshot: this.#perm, before };
+  }
+
+  /** Whether `ranks` were made on this snapshot (a merge since makes them ignored). */
+  ranksCurrent(ranks: RunRanks): boolean {
+    return ranks.snapshot === this.#perm;
+  }
+
+  /** What a count within a key range reads with ranks, in rows: the two partial blocks at most. */
+  static readonly rankedCountRows = 2 * RANK_BLOCK;
 
   /**
    * The same for the keys outside [from, to]: the two runs beyond it, read in order. A count within
@@ -257,9 +292,14 @@ export class SortOrder {
     return this.#perm.length;
   }
 
-  /** The unchanged slots of snapshot indexes [start, end) set in `bits`. */
-  #countRunIn(bits: Uint32Array, start: number, end: number): number {
+  /** The unchanged slots of snapshot indexes [start, end) set in `bits`; from their ranks when given and current. */
+  #countRunIn(bits: Uint32Array, start: number, end: number, ranks?: RunRanks): number {
     const perm = this.#perm;
+    if (ranks !== undefined && ranks.snapshot === perm && end - start > 2 * RANK_BLOCK) {
+      const first = Math.ceil(start / RANK_BLOCK);
+      const last = Math.floor(end / RANK_BLOCK);
+      return this.#countRunIn(bits, start, first * RANK_BLOCK) + ranks.before[last] - ranks.before[first] + this.#countRunIn(bits, last * RANK_BLOCK, end);
+    }
     let count = 0;
     if (this.#dirtyList.length === 0) {
       for (let i = start; i < end; i++) {

@@ -255,9 +255,10 @@ export class CreatorIndex {
     const rest: CreatorSearch = { ...search, filter: others };
     const conditions = Object.keys(others).length + (search.categoryIds == null ? 0 : 1);
     const platformOrOneValue = conditions <= 1 && Object.keys(others).every((name) => VALUE_CONDITIONS.has(name));
-    if (!platformOrOneValue && !this.#cache.has(this.#matchKey(rest), this.table.version, this.table.words)) return null;
+    const restKey = this.#matchKey(rest);
+    if (!platformOrOneValue && !this.#cache.has(restKey, this.table.version, this.table.words)) return null;
     const match = this.#match(rest);
-    const count = this.#boundedCounts.count(key, this.table.version, order, range, match, bounds, this.table.aliveCount, probe?.boundCount);
+    const count = this.#boundedCounts.count(key, restKey, this.table.version, order, range, match, bounds, this.table.aliveCount, probe?.boundCount);
     return { bits: match.bits, held: match.count, count, everyRowWithin: false };
   }
 
