@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bucketOf } from '../src/domain/facets.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
-import { SortOrder } from '../src/search/primitives/sort-order.js';
+import { type RunRanks, SortOrder } from '../src/search/primitives/sort-order.js';
 import { compareUtf8 } from '../src/search/primitives/string-store.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
@@ -62,7 +62,7 @@ describe('a sort order', () => {
       };
       // Counts of a bitset's rows within key ranges, from the bits' ranks along the snapshot: as
       // read row by row, whatever changed since the sort; ranks of a merged snapshot are ignored.
-      let staleRanks: { bits: Uint32Array; ranks: ReturnType<SortOrder['rank']> } | null = null;
+      let staleRanks: { bits: Uint32Array; ranks: RunRanks } | null = null;
       const checkRanks = (label: string) => {
         const alive = [...Array(table.size).keys()].filter((slot) => table.alive.has(slot));
         const share = rng.pick([0.01, 0.3, 1]);
@@ -70,7 +70,9 @@ describe('a sort order', () => {
         for (const slot of alive) if (rng.chance(share)) bits[slot >>> 5] |= 1 << (slot & 31);
         const ranks = order.rank(bits);
         expect(order.ranksCurrent(ranks), label).toBe(true);
-        for (const [which, held, withRanks] of [['fresh', bits, ranks], ...(staleRanks ? [['stale', staleRanks.bits, staleRanks.ranks]] : [])] as const) {
+        const sets: [string, Uint32Array, RunRanks][] = [['fresh', bits, ranks]];
+        if (staleRanks) sets.push(['stale', staleRanks.bits, staleRanks.ranks]);
+        for (const [which, held, withRanks] of sets) {
           if (which === 'stale') expect(order.ranksCurrent(withRanks), label).toBe(false);
           for (let trial = 0; trial < 40; trial++) {
             const low = rng.chance(0.1) ? -Infinity : draw();

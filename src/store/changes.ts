@@ -22,22 +22,16 @@ export interface FeedPosition {
   lastId: string;
   /** Transaction ids (xid8, as text) running at the snapshot. */
   running: string[];
-  /**
-   * The snapshot's horizon (its xmin, xid8 as text): every change after this position is of a
-   * transaction with this id or a higher one (prunedPast). Absent from the positions of snapshot
-   * files written before it was recorded.
-   */
-  horizon?: string;
 }
 
 /** How long changes are kept: a reader away longer than this reloads everything. */
 export const CHANGE_RETENTION_MS = 15 * 60_000;
 const READ_BATCH = 20_000;
 
-/** `xmin:xmax:xip,xip` → the position's running transaction ids and horizon. */
-function snapshotParts(snapshot: string): Pick<FeedPosition, 'running' | 'horizon'> {
-  const [horizon, , running = ''] = snapshot.split(':');
-  return { running: running === '' ? [] : running.split(','), horizon };
+/** `xmin:xmax:xip,xip` → the position's running transaction ids. */
+function snapshotParts(snapshot: string): Pick<FeedPosition, 'running'> {
+  const [, , running = ''] = snapshot.split(':');
+  return { running: running === '' ? [] : running.split(',') };
 }
 
 /** The feed position of the calling transaction's snapshot (a full load's starting point). */
@@ -84,21 +78,15 @@ export async function readChanges(
 }
 
 /**
- * Whether the feed may no longer hold every change after `from`: a change is pruned only below a
- * horizon sampled at least the retention ago (ChangePruner), and every change after `from` is at
- * or above `from.horizon`; so unless a sample that old is above it, none was. The newest such
- * sample is kept, and is at least as high as any used before it. One lookup in a table of about
- * a retention's worth of rows, a sample a minute. Nothing after a position read less than the
- * retention ago can have been pruned (the samples that old predate it): what this catches is a
- * full load longer than the retention, or a snapshot file that old. False for a position without
- * a horizon (an older snapshot file's, checked by its change's fingerprint instead).
+ * Whether the feed no longer holds every change after `from`: a change with a higher id, or of a
+ * transaction running at `from`, was pruned (`change_pruned` holds the highest of each pruned).
+ * One row read. What this catches is a full load, or a snapshot file, older than the retention
+ * with changes written after it; one that old with nothing pruned after it is still whole.
  */
 export async function prunedPast(db: Kysely<Database> | Transaction<Database>, from: FeedPosition): Promise<boolean> {
-  if (from.horizon === undefined) return false;
   const { rows } = await sql<{ pruned: boolean }>`
-    SELECT EXISTS (
-      SELECT FROM change_horizons WHERE sampled_at <= now() - ${interval(CHANGE_RETENTION_MS)} AND horizon > ${from.horizon}::xid8
-    ) AS pruned`.execute(db);
+    SELECT coalesce(bool_or(max_id > ${from.lastId}::bigint OR max_txid >= ANY(${sql.val(from.running)}::bigint[])), false) AS pruned
+    FROM change_pruned`.execute(db);
   return rows[0].pruned;
 }
 
@@ -209,10 +197,18 @@ export async function transactionHorizon(db: Kysely<Database>): Promise<string> 
  * `endedBefore`, a transactionHorizon() read at least the retention ago: committed that long ago.
  */
 export async function pruneChanges(db: Kysely<Database> | Transaction<Database>, endedBefore: string): Promise<void> {
-  await sql`DELETE FROM catalog_changes
-    WHERE changed_at < now() - ${interval(CHANGE_RETENTION_MS)}
-      AND txid < ${endedBefore}::xid8
-      AND id < (SELECT max(id) FROM catalog_changes)`.execute(db);
+  // The highest id and transaction pruned are raised in the same statement (prunedPast).
+  await sql`
+    WITH pruned AS (
+      DELETE FROM catalog_changes
+      WHERE changed_at < now() - ${interval(CHANGE_RETENTION_MS)}
+        AND txid < ${endedBefore}::xid8
+        AND id < (SELECT max(id) FROM catalog_changes)
+      RETURNING id, txid
+    )
+    UPDATE change_pruned SET
+      max_id = greatest(max_id, (SELECT max(id) FROM pruned)),
+      max_txid = greatest(max_txid, (SELECT max(txid::text::bigint) FROM pruned))`.execute(db);
 }
 
 /**

@@ -180,6 +180,13 @@ export interface CatalogChangesTable {
 }
 
 /** Samples of the transaction horizon, for pruning the change feed (ChangePruner). */
+/** One row: the highest change id and transaction id (xid8 as a number) the feed's pruning deleted. */
+export interface ChangePrunedTable {
+  id: Generated<boolean>;
+  max_id: string | number | bigint;
+  max_txid: string | number | bigint;
+}
+
 export interface ChangeHorizonsTable {
   id: Generated<string | number | bigint>;
   sampled_at: Generated<Date>;
@@ -205,6 +212,7 @@ export interface QuotaRefundsTable {
 export interface Database {
   catalog_changes: CatalogChangesTable;
   change_horizons: ChangeHorizonsTable;
+  change_pruned: ChangePrunedTable;
   quota_leases: QuotaLeasesTable;
   quota_refunds: QuotaRefundsTable;
   plans: PlansTable;

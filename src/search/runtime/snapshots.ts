@@ -42,8 +42,8 @@ export interface SnapshotSettings {
 const digits = z.string().regex(/^[0-9]+$/);
 /** The snapshot's first record: read from a file that may be anything, so checked like any input. */
 const snapshotMeta = z.object({
-  /** `horizon` is absent from the files written before it was recorded (FeedPosition). */
-  position: z.object({ lastId: digits, running: z.array(digits), horizon: digits.optional() }),
+  /** Files written before the feed recorded what it pruned also hold a `horizon`, no longer read. */
+  position: z.object({ lastId: digits, running: z.array(digits) }),
   /** The change at `position.lastId`, as the database held it. */
   fingerprint: z.object({ changedAt: z.string(), entity: z.string(), platform: z.string().nullable(), key: z.string().nullable() }),
   writtenAt: z.string(),
