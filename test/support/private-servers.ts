@@ -21,8 +21,12 @@ export async function freePort(): Promise<number> {
 export interface PrivateCluster {
   url: string;
   start(): Promise<void>;
-  /** `pg_ctl stop -m fast`: what an operator's restart does; connections get 57P01. */
-  stop(): Promise<void>;
+  /**
+   * `pg_ctl stop -m fast`: what an operator's restart does; connections get 57P01. `immediate`: a
+   * crash, every backend gone at once without ending its transaction (a lock it held is never
+   * released to a waiter; the next start recovers).
+   */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
   destroy(): Promise<void>;
 }
 
@@ -73,8 +77,8 @@ export async function startPrivateCluster(bindir: string, standbyOf?: PrivateClu
   const start = async () => {
     await pgRun('pg_ctl', ['-D', data, '-o', serverOptions, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
   };
-  const stop = async () => {
-    await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  const stop = async (mode: 'fast' | 'immediate' = 'fast') => {
+    await pgRun('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
   };
   await start();
   return {
