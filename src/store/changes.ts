@@ -85,9 +85,10 @@ export async function readChanges(
  */
 export async function prunedPast(db: Kysely<Database> | Transaction<Database>, from: FeedPosition): Promise<boolean> {
   const { rows } = await sql<{ pruned: boolean }>`
-    SELECT coalesce(bool_or(max_id > ${from.lastId}::bigint OR max_txid >= ANY(${sql.val(from.running)}::bigint[])), false) AS pruned
+    SELECT max_id > ${from.lastId}::bigint OR max_txid >= ANY(${sql.val(from.running)}::bigint[]) AS pruned
     FROM change_pruned`.execute(db);
-  return rows[0].pruned;
+  // Without its row (the migration writes it) nothing is known of what was pruned: load again.
+  return rows[0]?.pruned ?? true;
 }
 
 /** One change as the feed holds it: what tells it apart from a change of the same id elsewhere. */

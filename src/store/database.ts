@@ -179,7 +179,6 @@ export interface CatalogChangesTable {
   changed_at: Generated<Date>;
 }
 
-/** Samples of the transaction horizon, for pruning the change feed (ChangePruner). */
 /** One row: the highest change id and transaction id (xid8 as a number) the feed's pruning deleted. */
 export interface ChangePrunedTable {
   id: Generated<boolean>;
@@ -187,6 +186,7 @@ export interface ChangePrunedTable {
   max_txid: string | number | bigint;
 }
 
+/** Samples of the transaction horizon, for pruning the change feed (ChangePruner). */
 export interface ChangeHorizonsTable {
   id: Generated<string | number | bigint>;
   sampled_at: Generated<Date>;

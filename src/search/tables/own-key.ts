@@ -37,6 +37,8 @@ const ROW_COST_WITH_CHANGES = 4;
 const KEPT = 256;
 /** Other conditions ranked per order and table version: 4 bytes per 512 rows each (80 KB at 10M). */
 const RANKED = 32;
+/** A count reading fewer rows than this is not worth ranking its conditions for. */
+const RANKS_WORTH_ROWS = 8 * SortOrder.rankedCountRows;
 
 export class BoundedCounts {
   #version = -1;
@@ -124,6 +126,3 @@ function countWithinKey(
       return range.countWithin(match.bits, bounds, from, to, match.count);
   }
 }
-
-/** A count reading fewer rows than this is not worth ranking its conditions for. */
-const RANKS_WORTH_ROWS = 8 * SortOrder.rankedCountRows;
