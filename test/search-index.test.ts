@@ -396,6 +396,11 @@ describe('the in-memory video index', () => {
     expect(fast.total, context).toBe(sqlTotal);
     expect(fast.ids, context).toEqual(sqlPage.rows.map((row) => row.videoId));
     expect([fast.hasNextPage, fast.hasPreviousPage], context).toEqual([sqlPage.hasNextPage, sqlPage.hasPreviousPage]);
+    // A value condition beside dates is counted by codes (VideoIndex#countWithinDates): row by row
+    // and from the column's ranks alike.
+    for (const boundCount of ['inside', 'ranks'] as const) {
+      expect(on.search(search, page, { ...tuning, boundCount }).total, `${boundCount}: ${context}`).toBe(sqlTotal);
+    }
     // Nobody asks for the total: the same page, walked testing rows where the filter allows it
     // (then without a total), with a budget small enough that some pages fall back to the bitset.
     const untotaled = on.search(search, page, { ...tuning, rowTestBudget: 2_000 }, false);
@@ -501,6 +506,51 @@ describe('the in-memory video index', () => {
         expect(outside.length, `rows read outside the dates: ${context}`).toBeLessThanOrEqual(1);
       }
     }
+  });
+
+  // One or two categories beside random end dates (the end date workload): the total is the
+  // category codes within the dates, read along the order the first time in a table version; the
+  // second count ranks every category at once, and every later count, of any categories, is
+  // lookups; a change starts over. Totals and pages as the rows say.
+  it('counts categories beside an end date from their codes, ranked on the second count in a version', async () => {
+    const rankCodes = vi.spyOn(SortOrder.prototype, 'rankCodes');
+    onTestFinished(() => rankCodes.mockRestore());
+    // Enough videos that a count within the dates reads more rows than ranking saves.
+    const copies = Math.ceil(60_000 / videoRows.length);
+    const many = Array.from({ length: copies }, (_, copy) => videoRows.map((row) => ({ ...row, videoId: `${row.videoId}-${copy}` }))).flat();
+    const index = new VideoIndex();
+    for (const row of channelRows) index.upsertChannel(row);
+    for (const row of many) index.upsert(row);
+    index.finishLoad();
+    const perCategory = new Map<number, number>();
+    for (const row of many) perCategory.set(row.categoryId, (perCategory.get(row.categoryId) ?? 0) + 1);
+    const [common, second] = [...perCategory.keys()].sort((a, b) => perCategory.get(b)! - perCategory.get(a)!);
+    const times = many.map((row) => row.createAt).sort((a, b) => a - b);
+    const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+    const check = (categorys: number[], share: number, label: string) => {
+      const end = day(times[Math.floor(share * (times.length - 1))]);
+      const last = Date.parse(end) + 86_400_000 - 1;
+      // SQL's order: newest first, then the id descending bytewise.
+      const expected = many
+        .filter((row) => categorys.includes(row.categoryId) && row.createAt <= last)
+        .sort((a, b) => b.createAt - a.createAt || Buffer.compare(Buffer.from(b.videoId), Buffer.from(a.videoId)))
+        .map((row) => row.videoId);
+      const found = index.search({ filter: { categorys, createAtEnd: end }, sort: 'NEWEST' }, { first: 20 });
+      expect(found.total, label).toBe(expected.length);
+      expect(found.ids, label).toEqual(expected.slice(0, 20));
+      return rankCodes.mock.calls.length;
+    };
+    const counted = [0.5, 0.6, 0.7, 0.45].map((share, step) => check([common], share, `bound ${step}`));
+    // The first count reads rows; the second ranks; the next ones use those ranks.
+    expect(counted).toEqual([0, 1, 1, 1]);
+    // Two categories, and another one alone: the same ranks, every code ranked at once.
+    expect([check([common, second], 0.55, 'two categories'), check([second], 0.4, 'the other category')]).toEqual([1, 1]);
+    // A change is a new version: counted once by rows again, then ranked again.
+    const changed = { ...many[0], categoryId: second, createAt: times[Math.floor(times.length / 3)] };
+    index.upsert(changed);
+    many[0] = changed;
+    for (const [step, share] of [0.55, 0.65, 0.35].entries()) check([second], share, `after the change, bound ${step}`);
+    expect(rankCodes).toHaveBeenCalledTimes(2);
   });
 
   it('files every video the change path adds in its range buckets, from an empty start on', { timeout: 300_000 }, async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bucketOf } from '../src/domain/facets.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
-import { type RunRanks, SortOrder } from '../src/search/primitives/sort-order.js';
+import { type CodeRanks, type RunRanks, SortOrder } from '../src/search/primitives/sort-order.js';
 import { compareUtf8 } from '../src/search/primitives/string-store.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
@@ -63,6 +63,7 @@ describe('a sort order', () => {
       // Counts of a bitset's rows within key ranges, from the bits' ranks along the snapshot: as
       // read row by row, whatever changed since the sort; ranks of a merged snapshot are ignored.
       let staleRanks: { bits: Uint32Array; ranks: RunRanks } | null = null;
+      let staleCodeRanks: { codeOf: Uint8Array; ranks: CodeRanks } | null = null;
       const checkRanks = (label: string) => {
         const alive = [...Array(table.size).keys()].filter((slot) => table.alive.has(slot));
         const share = rng.pick([0.01, 0.3, 1]);
@@ -87,6 +88,30 @@ describe('a sort order', () => {
           }
         }
         staleRanks = { bits, ranks };
+        // The same for a single-valued column's codes (0: none), every value ranked at once, any
+        // set of values counted from them; a slot past the codes (added since) has none.
+        const codeOf = new Uint8Array(table.size);
+        for (const slot of alive) codeOf[slot] = rng.int(0, 4);
+        const codeRanks = order.rankCodes(codeOf, 5);
+        expect(order.ranksCurrent(codeRanks), label).toBe(true);
+        const codeSets: [string, Uint8Array, CodeRanks][] = [['fresh', codeOf, codeRanks]];
+        if (staleCodeRanks) codeSets.push(['stale', staleCodeRanks.codeOf, staleCodeRanks.ranks]);
+        for (const [which, codes, withRanks] of codeSets) {
+          if (which === 'stale') expect(order.ranksCurrent(withRanks), label).toBe(false);
+          for (let trial = 0; trial < 40; trial++) {
+            const low = rng.chance(0.1) ? -Infinity : draw();
+            const high = rng.chance(0.1) ? Infinity : low + rng.pick([0, 1, 100, 10_000, 1e9]);
+            const toExclusive = rng.chance(0.5);
+            const wantedCodes = Uint8Array.from({ length: 5 }, (_, code) => (code > 0 && rng.chance(0.4) ? 1 : 0));
+            const wanted = alive.filter(
+              (slot) => wantedCodes[codes[slot] ?? 0] === 1 && keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high),
+            ).length;
+            const context = `${label}, ${which} code ranks of [${wantedCodes}]: count in [${low}, ${high}${toExclusive ? ')' : ']'}`;
+            expect(order.countKeyRangeOfCodes(codes, wantedCodes, low, high, toExclusive, withRanks), context).toBe(wanted);
+            expect(order.countKeyRangeOfCodes(codes, wantedCodes, low, high, toExclusive), context).toBe(wanted);
+          }
+        }
+        staleCodeRanks = { codeOf, ranks: codeRanks };
       };
       check('built');
       checkRanks('built');
@@ -101,6 +126,7 @@ describe('a sort order', () => {
         for (let n = 0; n < 500; n++) add(8_000 + round * 500 + n);
         check(`round ${round}, changes pending`);
         staleRanks = null;
+        staleCodeRanks = null;
         checkRanks(`round ${round}, changes pending`);
         order.compact();
         check(`round ${round}, compacted`);

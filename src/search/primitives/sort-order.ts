@@ -31,6 +31,21 @@ export interface RunRanks {
   readonly before: Uint32Array;
 }
 
+/**
+ * The same for every value of a single-valued column at once: how many unchanged slots of each
+ * code stand before each RANK_BLOCK-th position (`before[block * codes + code]`), so a run of any
+ * set of its values counts in a lookup a value and at most two partial blocks. As RunRanks, made
+ * for one snapshot and one content of the column.
+ */
+export interface CodeRanks {
+  readonly snapshot: Uint32Array;
+  readonly codes: number;
+  readonly before: Uint32Array;
+}
+
+/** A single-valued column as a code per slot (0: none; a slot past its end has none). */
+export type SlotCodes = Uint8Array | Uint16Array | Uint32Array;
+
 export interface Position {
   key: number;
   id: string;
@@ -235,8 +250,42 @@ export class SortOrder {
     return { snapshot: this.#perm, before };
   }
 
+  /**
+   * How many alive slots whose code is wanted (`wanted[code]` 1) have a key within [from, to]: as
+   * countKeyRangeIn, a slot's code read in place of its bit, from the codes' ranks when given.
+   */
+  countKeyRangeOfCodes(codeOf: SlotCodes, wanted: Uint8Array, from: number, to: number, toExclusive: boolean, ranks?: CodeRanks): number {
+    const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
+    const end = this.#firstAfter((key) => key >= from);
+    let count = this.#countRunOfCodes(codeOf, wanted, start, end, ranks);
+    const alive = this.table.alive;
+    for (const slot of this.#dirtyList) {
+      if (wanted[codeOf[slot] ?? 0] !== 1 || !alive.has(slot)) continue;
+      const key = this.keyOf(slot);
+      if (key >= from && (toExclusive ? key < to : key <= to)) count++;
+    }
+    return count;
+  }
+
+  /** Ranks every code of `codeOf` (`codes` of them) along the snapshot in one pass (see CodeRanks). */
+  rankCodes(codeOf: SlotCodes, codes: number): CodeRanks {
+    const perm = this.#perm;
+    const dirty = this.#dirtyList.length > 0 ? this.#dirty : null;
+    const blocks = Math.floor(perm.length / RANK_BLOCK) + 1;
+    const before = new Uint32Array(blocks * codes);
+    const running = new Uint32Array(codes);
+    for (let block = 1; block < blocks; block++) {
+      for (let i = (block - 1) * RANK_BLOCK; i < block * RANK_BLOCK; i++) {
+        const slot = perm[i];
+        if (dirty === null || !dirty.has(slot)) running[codeOf[slot] ?? 0]++;
+      }
+      before.set(running, block * codes);
+    }
+    return { snapshot: perm, codes, before };
+  }
+
   /** Whether `ranks` were made on this snapshot (a merge since makes them ignored). */
-  ranksCurrent(ranks: RunRanks): boolean {
+  ranksCurrent(ranks: RunRanks | CodeRanks): boolean {
     return ranks.snapshot === this.#perm;
   }
 
@@ -312,6 +361,26 @@ export class SortOrder {
     for (let i = start; i < end; i++) {
       const slot = perm[i];
       if ((bits[slot >>> 5] & (1 << (slot & 31))) !== 0 && !dirty.has(slot)) count++;
+    }
+    return count;
+  }
+
+  /** The unchanged slots of snapshot indexes [start, end) with a wanted code; from the codes' ranks when given and current. */
+  #countRunOfCodes(codeOf: SlotCodes, wanted: Uint8Array, start: number, end: number, ranks?: CodeRanks): number {
+    const perm = this.#perm;
+    if (ranks !== undefined && ranks.snapshot === perm && end - start > 2 * RANK_BLOCK) {
+      const first = Math.ceil(start / RANK_BLOCK);
+      const last = Math.floor(end / RANK_BLOCK);
+      let count = this.#countRunOfCodes(codeOf, wanted, start, first * RANK_BLOCK) + this.#countRunOfCodes(codeOf, wanted, last * RANK_BLOCK, end);
+      const { before, codes } = ranks;
+      for (let code = 0; code < codes; code++) if (wanted[code] === 1) count += before[last * codes + code] - before[first * codes + code];
+      return count;
+    }
+    const dirty = this.#dirtyList.length > 0 ? this.#dirty : null;
+    let count = 0;
+    for (let i = start; i < end; i++) {
+      const slot = perm[i];
+      if (wanted[codeOf[slot] ?? 0] === 1 && (dirty === null || !dirty.has(slot))) count++;
     }
     return count;
   }

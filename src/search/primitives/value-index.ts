@@ -1,6 +1,7 @@
 import { Bitset, grownLength, popcount, popcountAnd } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
+import type { SlotCodes } from './sort-order.js';
 
 // The rows of each distinct value of a low-cardinality column (platform, country, language,
 // gender, a yes/no flag, a category): `country IN (…)` is the OR of a few values' rows. A value
@@ -114,7 +115,7 @@ export class ValueIndex<V extends string | number | boolean> {
    * Single-valued columns: the code of each slot's value (0: none). Multi-valued: MULTI_WIDTH codes
    * a slot, at slot * MULTI_WIDTH, ascending, 0 after the last; the rest in #moreCodes.
    */
-  #codeOf: Uint8Array | Uint16Array | Uint32Array = new Uint8Array(1024);
+  #codeOf: SlotCodes = new Uint8Array(1024);
   /** A multi-valued slot's codes past its first MULTI_WIDTH. */
   readonly #moreCodes = new Map<number, number[]>();
   /** One past the highest slot ever given a value: what a list's density is measured against. */
@@ -263,15 +264,27 @@ export class ValueIndex<V extends string | number | boolean> {
 
   /** Whether a slot holds any of `values`, by its code (single-valued columns only). */
   holdsAny(values: readonly V[]): (slot: number) => boolean {
+    const wanted = this.wantedCodes(values);
+    const codeOf = this.#codeOf;
+    // A slot past the codes was never given a value: it has none.
+    return (slot) => wanted[codeOf[slot] ?? NONE] === 1;
+  }
+
+  /** 1 at the code of each of `values`, 0 elsewhere, over every code (single-valued columns only). */
+  wantedCodes(values: readonly V[]): Uint8Array {
     if (this.multi) throw new Error('a multi-valued column keeps no code per slot');
     const wanted = new Uint8Array(this.#values.length);
     for (const value of values) {
       const code = this.#codes.get(value);
       if (code !== undefined) wanted[code] = 1;
     }
-    const codeOf = this.#codeOf;
-    // A slot past the codes was never given a value: it has none.
-    return (slot) => wanted[codeOf[slot] ?? NONE] === 1;
+    return wanted;
+  }
+
+  /** A single-valued column's code per slot (0: none) and how many codes there are, as of now: a set may replace them. */
+  get slotCodes(): { codeOf: SlotCodes; codes: number } {
+    if (this.multi) throw new Error('a multi-valued column keeps no code per slot');
+    return { codeOf: this.#codeOf, codes: this.#values.length };
   }
 
   /** The rows of one value as a bitmap of `words` words (a new one for a value kept as a list), or null when no slot ever held it. */

@@ -1,7 +1,7 @@
 import { setWords } from '../primitives/bitset.js';
 import type { Bounds, RangeIndex } from '../primitives/range-index.js';
 import type { Match } from '../primitives/result-cache.js';
-import { SortOrder, type RunRanks } from '../primitives/sort-order.js';
+import { type CodeRanks, type RunRanks, type SlotCodes, SortOrder } from '../primitives/sort-order.js';
 
 // A creator search bounded on the key its order sorts by (a follower maximum by followers, an
 // engagement maximum by engagement) needs no bitset of its bound: the page is walked along the
@@ -11,7 +11,9 @@ import { SortOrder, type RunRanks } from '../primitives/sort-order.js';
 // word, at ten million creators most of such a search. The count is taken the cheapest of three
 // ways (countWithinKey), or, once the same other conditions come back within a table version
 // (a country beside random maxima), from their ranks along the order: one pass ranks them, and
-// every later bound is two lookups. Videos keep the whole filter's bitset (VideoIndex#boundOnOrderOnly).
+// every later bound is two lookups. A video search (newest first) with dates and values of one
+// single-valued column (1–2 categories) counts those codes within the dates the same way, and the
+// column's ranks are every value's at once: any set of values is counted from one ranking.
 
 export type BoundCount = 'inside' | 'outside' | 'pass' | 'ranks';
 
@@ -39,12 +41,16 @@ const KEPT = 256;
 const RANKED = 32;
 /** A count reading fewer rows than this is not worth ranking its conditions for. */
 const RANKS_WORTH_ROWS = 8 * SortOrder.rankedCountRows;
+/** Columns of more values than this are not ranked: 4 bytes per value per 512 rows (2.2 MB for 14 codes at 20M). */
+const RANKED_CODES = 64;
 
 export class BoundedCounts {
   #version = -1;
   readonly #counts = new Map<string, number>();
   /** Per order, the other conditions counted in this version: their ranks, or null when counted once. */
   readonly #ranks = new Map<SortOrder, Map<string, RunRanks | null>>();
+  /** Per order, the single-valued columns counted in this version: their codes' ranks, or null when counted once. */
+  readonly #codeRanks = new Map<SortOrder, Map<string, CodeRanks | null>>();
 
   /**
    * How many rows of `match` (the other conditions, `others` their filter key) have a key of
@@ -55,39 +61,72 @@ export class BoundedCounts {
    * this version. Remembered per `key` until the version changes.
    */
   count(key: string, others: string, version: number, order: SortOrder, range: RangeIndex, match: Match, bounds: Bounds, alive: number, way?: BoundCount): number {
-    if (version !== this.#version) {
-      this.#counts.clear();
-      this.#ranks.clear();
-      this.#version = version;
-    }
-    const known = way === undefined ? this.#counts.get(key) : undefined;
-    if (known !== undefined) return known;
-    const count = countWithinKey(order, range, match, bounds, alive, way, (worth) => this.#ranksOf(order, others, match, worth, way === 'ranks'));
-    if (way !== undefined) return count;
-    if (this.#counts.size >= KEPT) this.#counts.delete(this.#counts.keys().next().value!);
-    this.#counts.set(key, count);
-    return count;
+    return this.#remembered(key, version, way, () =>
+      countWithinKey(order, range, match, bounds, alive, way, (worth) => ranksOf(this.#ranks, order, others, worth, way === 'ranks', () => order.rank(match.bits))),
+    );
   }
 
   /**
-   * The ranks of `others` along `order`: kept, or made on their second count worth ranking in
-   * this version (ranking reads the whole order once), or at once when `now`; else undefined.
+   * How many rows whose code in a single-valued column (`column` its name, `codeOf` its codes)
+   * is `wanted` have a key of `order` within `bounds`: the order's run within the bounds read,
+   * each row's code tested, or from the column's ranks along the order once it was counted before
+   * in this version (see count). Remembered per `key` until the version changes.
    */
-  #ranksOf(order: SortOrder, others: string, match: Match, worth: boolean, now: boolean): RunRanks | undefined {
-    let ranked = this.#ranks.get(order);
-    if (ranked === undefined) this.#ranks.set(order, (ranked = new Map()));
-    const known = ranked.get(others);
-    // Ranks of a snapshot merged since (a snapshot written) are made again, as on a second count.
-    if (known && order.ranksCurrent(known)) return known;
-    if (!now && !worth) return undefined;
-    if (!now && known === undefined) {
-      if (ranked.size < RANKED) ranked.set(others, null);
-      return undefined;
-    }
-    const ranks = order.rank(match.bits);
-    ranked.set(others, ranks);
-    return ranks;
+  countCodes(key: string, column: string, version: number, order: SortOrder, { codeOf, codes }: { codeOf: SlotCodes; codes: number }, wanted: Uint8Array, bounds: Bounds, way?: BoundCount): number {
+    return this.#remembered(key, version, way, () => {
+      const min = bounds.min ?? -Infinity;
+      const max = bounds.max ?? Infinity;
+      const exclusive = bounds.maxExclusive === true;
+      const worth = codes <= RANKED_CODES && order.countKeyRange(min, max, exclusive) > RANKS_WORTH_ROWS;
+      const ranks = way === undefined || way === 'ranks' ? ranksOf(this.#codeRanks, order, column, worth, way === 'ranks', () => order.rankCodes(codeOf, codes)) : undefined;
+      return order.countKeyRangeOfCodes(codeOf, wanted, min, max, exclusive, ranks);
+    });
   }
+
+  /** The count under `key` in this version, or `count()` remembered (unless a test forces its way). */
+  #remembered(key: string, version: number, way: BoundCount | undefined, count: () => number): number {
+    if (version !== this.#version) {
+      this.#counts.clear();
+      this.#ranks.clear();
+      this.#codeRanks.clear();
+      this.#version = version;
+    }
+    if (way !== undefined) return count();
+    const known = this.#counts.get(key);
+    if (known !== undefined) return known;
+    const counted = count();
+    if (this.#counts.size >= KEPT) this.#counts.delete(this.#counts.keys().next().value!);
+    this.#counts.set(key, counted);
+    return counted;
+  }
+}
+
+/**
+ * The ranks of `name` (other conditions, a column) along `order`, from `ranked` (this version's):
+ * kept, or made on their second count worth ranking in this version (ranking reads the whole
+ * order once), or at once when `now`; else undefined.
+ */
+function ranksOf<R extends RunRanks | CodeRanks>(
+  ranked: Map<SortOrder, Map<string, R | null>>,
+  order: SortOrder,
+  name: string,
+  worth: boolean,
+  now: boolean,
+  rank: () => R,
+): R | undefined {
+  let byName = ranked.get(order);
+  if (byName === undefined) ranked.set(order, (byName = new Map()));
+  const known = byName.get(name);
+  // Ranks of a snapshot merged since (a snapshot written) are made again, as on a second count.
+  if (known && order.ranksCurrent(known)) return known;
+  if (!now && !worth) return undefined;
+  if (!now && known === undefined) {
+    if (byName.size < RANKED) byName.set(name, null);
+    return undefined;
+  }
+  const ranks = rank();
+  byName.set(name, ranks);
+  return ranks;
 }
 
 /** `ranksOf(worth)`: the matches' ranks if kept (or made, when worth it); see BoundedCounts. */
