@@ -49,18 +49,24 @@ describe('the server log', () => {
     expect(Number(stdout)).toBeLessThanOrEqual(30);
   });
 
-  it('writes a lone line within a fraction of a second, and what waits at exit before the process ends', async () => {
+  it('writes a lone line within a fraction of a second, a warning at once, and what waits at exit before the process ends', async () => {
     const { stdout, stderr, code } = await runLogging(`
       log.info('alone');
+      const atFirst = writes();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const afterAWhile = writes();
-      for (let i = 0; i < 5; i++) log.warn('last words', { i });
-      process.stdout.write(String(afterAWhile));
+      log.info('before the warning');
+      log.warn('at once');
+      const afterTheWarning = writes();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (let i = 0; i < 5; i++) log.info('last words', { i });
+      process.stdout.write(JSON.stringify([atFirst, afterAWhile, afterTheWarning]));
       process.exit(0);
     `);
     expect(code, stderr).toBe(0);
-    expect(Number(stdout)).toBe(1);
-    expect(lines(stderr, 'alone')).toHaveLength(1);
+    // Batched at first, written by the timer, then a warning writes itself and the line before it.
+    expect(JSON.parse(stdout)).toEqual([0, 1, 2]);
+    for (const message of ['alone', 'before the warning', 'at once']) expect(lines(stderr, message), message).toHaveLength(1);
     expect(lines(stderr, 'last words').map((line) => JSON.parse(line).i)).toEqual([0, 1, 2, 3, 4]);
   });
 });

@@ -12,7 +12,7 @@ export interface Logger {
 }
 
 /**
- * Lines go to stderr in batches: once this many bytes wait (below pino's largest write, 16 KiB),
+ * Info lines go to stderr in batches: once this many bytes wait (below pino's largest write, 16 KiB),
  * or this long after the first of them, and all of them at exit (pino flushes its destination
  * synchronously then). A write a line was a write a request: 7 % of the event loop's time at 900
  * requests a second (a follower-maximum profile, 2026-11-28), the thread woken and preempted for each.
@@ -50,8 +50,9 @@ export function createLogger(stream?: NodeJS.WritableStream | pino.DestinationSt
       : () => {};
   return {
     info: (message, details) => (logger.info(details ?? {}, message), written()),
-    warn: (message, details) => (logger.warn(details ?? {}, message), written()),
-    error: (message, details) => (logger.error(details ?? {}, message), written()),
+    // Warnings and errors are rare and wanted at once: they take the batch before them along.
+    warn: (message, details) => (logger.warn(details ?? {}, message), logger.flush()),
+    error: (message, details) => (logger.error(details ?? {}, message), logger.flush()),
     flush: () => logger.flush(),
   };
 }
