@@ -1,0 +1,89 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedPosition, type FeedPosition, prunedPast } from '../src/store/changes.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import { createTestStore, type TestStore } from './support/store.js';
+
+// Builds before `change_pruned` pruned the change feed without recording what they deleted. The
+// migration that adds the record starts it from bounds that hold for anything they may have
+// pruned (migrations/2026_11_28_0003_change_pruned.ts): every id below the newest change, every
+// transaction below the newest horizon sample the retention old. A reader's position (a snapshot
+// file, a process that kept running across the upgrade) whose later changes may be gone must then
+// read as pruned past, and the newest position must not. A transaction running at a position
+// needs a second connection, so this runs on PostgreSQL only.
+
+const postgres = process.env.TEST_DATABASE_URL;
+if (!postgres) console.log('change-pruned-migration.test.ts: skipped, a transaction left running needs PostgreSQL (TEST_DATABASE_URL)');
+
+const MIGRATION = '2026_11_28_0003_change_pruned';
+
+describe.skipIf(!postgres)('the record of what the change feed pruned, added to a feed older builds pruned', () => {
+  let store: TestStore;
+  /** A second connection, for a transaction left running while positions are taken. */
+  let other: pg.Client;
+
+  beforeAll(async () => {
+    store = await createTestStore();
+    other = new pg.Client({ connectionString: store.databaseUrl });
+    await other.connect();
+  });
+  afterAll(async () => {
+    await other?.end();
+    await store?.close();
+  });
+
+  const change = (key: string) => sql`INSERT INTO catalog_changes (entity, platform, key) VALUES ('creators', 'twitter', ${key})`.execute(store.db);
+  const position = () => feedPosition(store.db);
+
+  it('starts from bounds under which every position a pruning may have passed is pruned past, and the newest is not', async () => {
+    // As an older build left the database: no record, the migration not yet applied.
+    await sql`DROP TABLE change_pruned`.execute(store.db);
+    await sql`DELETE FROM kysely_migration WHERE name = ${MIGRATION}`.execute(store.db);
+
+    const atStart: FeedPosition = await position();
+    await change('a');
+    const afterA = await position();
+    // A transaction writes a change and stays open while a later change commits: a reader then
+    // has the later one's id as its last, and this transaction among those running.
+    await other.query('BEGIN');
+    await other.query(`INSERT INTO catalog_changes (entity, platform, key) VALUES ('creators', 'twitter', 'slow')`);
+    await change('b');
+    const whileSlowRan = await position();
+    await other.query('COMMIT');
+    await change('newest');
+    const newest = await position();
+    expect(whileSlowRan.running.length).toBeGreaterThan(0);
+
+    // The older pruner: a horizon sample the retention old, taken after every one of those
+    // transactions had ended, and each change of a transaction below it deleted but the newest.
+    // The slow transaction's change goes; 'b', a later id, is not above whileSlowRan.
+    await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+    await sql`DELETE FROM catalog_changes WHERE key IN ('a', 'slow', 'b')`.execute(store.db);
+    expect(await migrateToLatest(store.db)).toEqual([MIGRATION]);
+
+    expect(await prunedPast(store.db, atStart), 'a position before the pruned changes').toBe(true);
+    expect(await prunedPast(store.db, afterA), 'a position before later pruned changes').toBe(true);
+    // Its last id is that of 'b', above the slow change's: only the running transaction tells.
+    expect(await prunedPast(store.db, whileSlowRan), 'a position with a pruned transaction running at it').toBe(true);
+    expect(await prunedPast(store.db, newest), 'the newest position').toBe(false);
+
+    // From here on each pruning records itself; a reader at the newest position stays whole.
+    await change('after the upgrade');
+    expect(await prunedPast(store.db, newest)).toBe(false);
+  });
+
+  it('starts at nothing pruned on an empty feed, without any horizon sample', async () => {
+    const fresh = await createTestStore();
+    try {
+      const empty = await feedPosition(fresh.db);
+      await sql`DROP TABLE change_pruned`.execute(fresh.db);
+      await sql`DELETE FROM kysely_migration WHERE name = ${MIGRATION}`.execute(fresh.db);
+      await sql`DELETE FROM change_horizons`.execute(fresh.db);
+      expect(await migrateToLatest(fresh.db)).toEqual([MIGRATION]);
+      expect(await prunedPast(fresh.db, empty)).toBe(false);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
