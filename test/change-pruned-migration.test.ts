@@ -17,6 +17,15 @@ const postgres = process.env.TEST_DATABASE_URL;
 if (!postgres) console.log('change-pruned-migration.test.ts: skipped, a transaction left running needs PostgreSQL (TEST_DATABASE_URL)');
 
 const MIGRATION = '2026_11_28_0003_change_pruned';
+/** The migrations from that one on, which an older build had not applied either. */
+const LATER = ['2026_11_28_0004_change_readers'];
+
+/** Puts the database back as a build before `change_pruned` left it. */
+async function beforeTheRecord(db: TestStore['db']): Promise<void> {
+  await sql`DROP TABLE change_readers`.execute(db);
+  await sql`DROP TABLE change_pruned`.execute(db);
+  await sql`DELETE FROM kysely_migration WHERE name = ANY(${[MIGRATION, ...LATER]})`.execute(db);
+}
 
 describe.skipIf(!postgres)('the record of what the change feed pruned, added to a feed older builds pruned', () => {
   let store: TestStore;
@@ -38,8 +47,7 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
 
   it('starts from bounds under which every position a pruning may have passed is pruned past, and the newest is not', async () => {
     // As an older build left the database: no record, the migration not yet applied.
-    await sql`DROP TABLE change_pruned`.execute(store.db);
-    await sql`DELETE FROM kysely_migration WHERE name = ${MIGRATION}`.execute(store.db);
+    await beforeTheRecord(store.db);
 
     const atStart: FeedPosition = await position();
     await change('a');
@@ -60,7 +68,7 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
     // The slow transaction's change goes; 'b', a later id, is not above whileSlowRan.
     await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
     await sql`DELETE FROM catalog_changes WHERE key IN ('a', 'slow', 'b')`.execute(store.db);
-    expect(await migrateToLatest(store.db)).toEqual([MIGRATION]);
+    expect(await migrateToLatest(store.db)).toEqual([MIGRATION, ...LATER]);
 
     expect(await prunedPast(store.db, atStart), 'a position before the pruned changes').toBe(true);
     expect(await prunedPast(store.db, afterA), 'a position before later pruned changes').toBe(true);
@@ -77,10 +85,9 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
     const fresh = await createTestStore();
     try {
       const empty = await feedPosition(fresh.db);
-      await sql`DROP TABLE change_pruned`.execute(fresh.db);
-      await sql`DELETE FROM kysely_migration WHERE name = ${MIGRATION}`.execute(fresh.db);
+      await beforeTheRecord(fresh.db);
       await sql`DELETE FROM change_horizons`.execute(fresh.db);
-      expect(await migrateToLatest(fresh.db)).toEqual([MIGRATION]);
+      expect(await migrateToLatest(fresh.db)).toEqual([MIGRATION, ...LATER]);
       expect(await prunedPast(fresh.db, empty)).toBe(false);
     } finally {
       await fresh.close();

@@ -518,6 +518,8 @@ describe('search index snapshots', () => {
 
   describe('a position the feed was pruned past', () => {
     const videoTotal = (index: SearchIndex, query: string) => index.videos({ filter: { query }, sort: 'NEWEST' }, { first: 50 })?.total ?? 0;
+    /** Readers holding the feed (a load until its first read). */
+    const readers = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM change_readers`.execute(store.db)).rows[0].n);
     /** A sample "taken `minutes` ago" of the horizon as it is now: as if what was written since the position were that old. */
     const sampleNow = async (minutes: number) =>
       sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - make_interval(mins => ${minutes}), ${await settledHorizon()}::xid8)`.execute(store.db);
@@ -560,14 +562,17 @@ describe('search index snapshots', () => {
       await index.stop();
 
       // A load longer than the retention (20 minutes at 10M rows on a slow machine): rows written
-      // while it ran, sampled, and pruned the retention later, before its first read.
+      // while it ran, sampled, and pruned the retention later, before its first read, its hold on
+      // the feed lapsed (renewals failed for the lease: the database away).
       await sql`DELETE FROM change_horizons`.execute(store.db);
       const slowLog = recorder();
       const slow = await started(indexOver(null, slowLog));
       await writeSome('unseen-');
       await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
       await sampleNow(16);
+      await sql`UPDATE change_readers SET renewed_at = now() - make_interval(mins => 6)`.execute(store.db);
       await new ChangePruner(store.db).prune();
+      expect(await readers(), 'a lapsed hold is deleted').toBe(0);
       expect(Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes`.execute(store.db)).rows[0].n)).toBe(1);
       // Read from its position, the feed now holds one of those changes: the index served the
       // other rows' old values until they changed again. It loads again instead.
@@ -583,6 +588,36 @@ describe('search index snapshots', () => {
       await slow.refresh();
       expect(store.queries.filter((query) => query.includes('change_pruned'))).toHaveLength(2);
       expect(slowLog.lines.filter((line) => line.level !== 'info')).toHaveLength(1);
+      await slow.stop();
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+    });
+
+    it('is never reached while a load holds the feed: what it has yet to read is kept until its first read', { timeout: 120_000 }, async () => {
+      await sql`DELETE FROM change_horizons`.execute(store.db);
+      const changes = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes`.execute(store.db)).rows[0].n);
+      const log = recorder();
+      const slow = await started(indexOver(null, log));
+      const held = (await sql<{ lastId: string }>`SELECT last_id::text AS "lastId" FROM change_readers`.execute(store.db)).rows;
+      expect(held, 'the load holds the feed').toHaveLength(1);
+      const since = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM catalog_changes WHERE id > ${held[0].lastId}::bigint`.execute(store.db)).rows[0].n);
+      // The same long load as above, its hold renewed: the pruning deletes none of what it has yet
+      // to read (what came before its position may go).
+      await writeSome('held-');
+      await sql`UPDATE catalog_changes SET changed_at = now() - interval '1 day'`.execute(store.db);
+      await sampleNow(16);
+      const written = await since();
+      expect(written).toBeGreaterThan(1);
+      await new ChangePruner(store.db).prune();
+      expect(await since(), 'kept for the load').toBe(written);
+      // Its first read finds the feed whole: the changes applied, no second load, the hold released.
+      await slow.refresh();
+      expect(log.lines.filter((line) => line.level !== 'info')).toEqual([]);
+      expect(log.lines.filter((line) => line.message === 'search index loaded')).toHaveLength(1);
+      expect(videoTotal(slow, 'held-')).toBeGreaterThanOrEqual(30);
+      expect(await readers(), 'released at the first read').toBe(0);
+      // Released, they are pruned as any read change is (all but the newest).
+      await new ChangePruner(store.db).prune();
+      expect(await changes()).toBe(1);
       await slow.stop();
       await sql`DELETE FROM change_horizons`.execute(store.db);
     });

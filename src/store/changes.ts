@@ -91,6 +91,30 @@ export async function prunedPast(db: Kysely<Database> | Transaction<Database>, f
   return rows[0]?.pruned ?? true;
 }
 
+/**
+ * How long a reader's registration (holdFeed) holds the pruning back without being renewed, and
+ * how often a reader renews it: a process that died stops holding it within the lease.
+ */
+export const READER_LEASE_MS = 5 * 60_000;
+export const READER_RENEW_MS = 60_000;
+
+/**
+ * Registers `reader` at `position`, or renews it: the pruning keeps every change it has yet to
+ * read (an id above the position, or of a transaction running at it) until releaseFeed, or until
+ * the registration is not renewed within READER_LEASE_MS.
+ */
+export async function holdFeed(db: Kysely<Database>, reader: string, position: FeedPosition): Promise<void> {
+  await sql`
+    INSERT INTO change_readers (reader, last_id, running, renewed_at)
+    VALUES (${reader}, ${position.lastId}::bigint, ${sql.val(position.running)}::bigint[], now())
+    ON CONFLICT (reader) DO UPDATE SET last_id = excluded.last_id, running = excluded.running, renewed_at = now()`.execute(db);
+}
+
+/** Ends `reader`'s registration: what it had yet to read may be pruned again. */
+export async function releaseFeed(db: Kysely<Database>, reader: string): Promise<void> {
+  await sql`DELETE FROM change_readers WHERE reader = ${reader}`.execute(db);
+}
+
 /** One change as the feed holds it: what tells it apart from a change of the same id elsewhere. */
 export interface ChangeFingerprint {
   changedAt: string;
@@ -198,6 +222,8 @@ export async function transactionHorizon(db: Kysely<Database>): Promise<string> 
  * `endedBefore`, a transactionHorizon() read at least the retention ago: committed that long ago.
  */
 export async function pruneChanges(db: Kysely<Database> | Transaction<Database>, endedBefore: string): Promise<void> {
+  // A registered reader's unread changes stay (holdFeed); one not renewed within its lease is gone.
+  await sql`DELETE FROM change_readers WHERE renewed_at < now() - ${interval(READER_LEASE_MS)}`.execute(db);
   // The highest id and transaction pruned are raised in the same statement (prunedPast).
   await sql`
     WITH pruned AS (
@@ -205,6 +231,9 @@ export async function pruneChanges(db: Kysely<Database> | Transaction<Database>,
       WHERE changed_at < now() - ${interval(CHANGE_RETENTION_MS)}
         AND txid < ${endedBefore}::xid8
         AND id < (SELECT max(id) FROM catalog_changes)
+        AND NOT EXISTS (
+          SELECT FROM change_readers r
+          WHERE catalog_changes.id > r.last_id OR catalog_changes.txid::text::bigint = ANY(r.running))
       RETURNING id, txid
     )
     UPDATE change_pruned SET

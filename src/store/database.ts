@@ -186,6 +186,15 @@ export interface ChangePrunedTable {
   max_txid: string | number | bigint;
 }
 
+/** Readers the change feed's pruning keeps their unread changes for: a search index loading (holdFeed). */
+export interface ChangeReadersTable {
+  reader: string;
+  last_id: string | number | bigint;
+  /** xid8 values, as numbers. */
+  running: (string | number | bigint)[];
+  renewed_at: Generated<Date>;
+}
+
 /** Samples of the transaction horizon, for pruning the change feed (ChangePruner). */
 export interface ChangeHorizonsTable {
   id: Generated<string | number | bigint>;
@@ -213,6 +222,7 @@ export interface Database {
   catalog_changes: CatalogChangesTable;
   change_horizons: ChangeHorizonsTable;
   change_pruned: ChangePrunedTable;
+  change_readers: ChangeReadersTable;
   quota_leases: QuotaLeasesTable;
   quota_refunds: QuotaRefundsTable;
   plans: PlansTable;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { PageArgs } from '../../domain/cursors.js';
 import type { CreatorFacet, FacetRequest, LiveStreamFacet, VideoFacet } from '../../domain/facets.js';
@@ -7,7 +8,17 @@ import type { LiveStreamFilter } from '../../inputs/live-streams.js';
 import type { VideoSearch } from '../../inputs/videos.js';
 import type { Logger } from '../../observability/log.js';
 import { type ThrottledWarning, throttledWarning } from '../../observability/throttled-warning.js';
-import { type CatalogChange, type CatalogEntity, CHANGE_RETENTION_MS, feedPosition, type FeedPosition, readChanges } from '../../store/changes.js';
+import {
+  type CatalogChange,
+  type CatalogEntity,
+  CHANGE_RETENTION_MS,
+  feedPosition,
+  type FeedPosition,
+  holdFeed,
+  READER_RENEW_MS,
+  readChanges,
+  releaseFeed,
+} from '../../store/changes.js';
 import { channelIndexRows, channelIndexRowsById } from '../../store/channels.js';
 import { creatorIndexRows, creatorIndexRowsByKey } from '../../store/creators.js';
 import type { Database } from '../../store/database.js';
@@ -74,6 +85,10 @@ export class SearchIndex {
   readonly #partition: Partition;
   /** A database away fails every poll (twice a second): one warning per interval, and one line when back. */
   readonly #feedFailing: ThrottledWarning;
+  /** This index as a registered reader of the feed (holdFeed), from a full load to its first read. */
+  readonly #reader = `search index ${randomUUID()}`;
+  /** Renews that registration while it is held (null: not held). */
+  #holding: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SearchIndexOptions) {
     this.#pollMs = options.pollMs ?? 500;
@@ -114,6 +129,7 @@ export class SearchIndex {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#queue.catch(() => {});
+    await this.#releaseFeed();
     await this.#serial(() => this.#writeSnapshot('at shutdown')).catch(() => {});
   }
 
@@ -191,20 +207,28 @@ export class SearchIndex {
   async #loadAll(): Promise<void> {
     const started = performance.now();
     this.options.onRowsChanged?.({ creators: 'all', videos: 'all', channels: 'all', liveStreams: true });
-    await this.options.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        const position = await feedPosition(trx);
-        const creators = await loadCreators(trx, this.#partition, this.#stoppedYet);
-        const videos = await loadVideoIndex(trx, this.#partition, this.#stoppedYet);
-        const live = await this.#loadLiveStreams(trx);
-        this.#creators = creators;
-        this.#videos = videos;
-        this.#live = live;
-        this.#position = position;
-        this.#positionUnverified = true;
-      });
+    // Held before the load's own snapshot, at a position no later than it: the pruning keeps what
+    // the load will have yet to read, however long it takes, until its first read.
+    await this.#holdFeed();
+    try {
+      await this.options.db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const position = await feedPosition(trx);
+          const creators = await loadCreators(trx, this.#partition, this.#stoppedYet);
+          const videos = await loadVideoIndex(trx, this.#partition, this.#stoppedYet);
+          const live = await this.#loadLiveStreams(trx);
+          this.#creators = creators;
+          this.#videos = videos;
+          this.#live = live;
+          this.#position = position;
+          this.#positionUnverified = true;
+        });
+    } catch (error) {
+      await this.#releaseFeed();
+      throw error;
+    }
     this.#lastRead = Date.now();
     this.#loadedFrom = 'database';
     this.options.log.info('search index loaded', {
@@ -325,6 +349,27 @@ export class SearchIndex {
     this.#position = read.next;
     this.#positionUnverified = false;
     this.#lastRead = Date.now();
+    // Read past the load's position: nothing it had yet to read can be lost now.
+    await this.#releaseFeed();
+  }
+
+  /** Registers this index at the feed's position now, renewed until #releaseFeed (store/changes.ts holdFeed). */
+  async #holdFeed(): Promise<void> {
+    const { db } = this.options;
+    const position = await feedPosition(db);
+    await holdFeed(db, this.#reader, position);
+    if (this.#holding) clearInterval(this.#holding);
+    // A renewal that fails (the database away) is retried at the next; a lapsed one only lets pruning go on.
+    this.#holding = setInterval(() => void holdFeed(db, this.#reader, position).catch(() => {}), READER_RENEW_MS);
+    this.#holding.unref();
+  }
+
+  /** Ends the registration, if held; one left behind (the database away) lapses within its lease. */
+  async #releaseFeed(): Promise<void> {
+    if (!this.#holding) return;
+    clearInterval(this.#holding);
+    this.#holding = null;
+    await releaseFeed(this.options.db, this.#reader).catch(() => {});
   }
 
   async #apply(changes: CatalogChange[]): Promise<void> {
