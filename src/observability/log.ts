@@ -12,20 +12,11 @@ export interface Logger {
 }
 
 /**
- * Info lines go to stderr in batches: once this many bytes wait (below pino's largest write, 16 KiB),
- * or this long after the first of them, and all of them at exit (pino flushes its destination
- * synchronously then). A write a line was a write a request: 7 % of the event loop's time at 900
- * requests a second (a follower-maximum profile, 2026-11-28), the thread woken and preempted for each.
- */
-const BATCH_BYTES = 8 * 1024;
-const BATCH_MS = 100;
-
-/**
  * Structured JSON logs, one line per event (pino): `time`, `level`, `message` and the details.
  * Request headers are never logged, and any field named like a credential is redacted, so keys
- * never reach a log. Without a `stream`, to stderr in batches (BATCH_MS).
+ * never reach a log.
  */
-export function createLogger(stream?: NodeJS.WritableStream | pino.DestinationStream, quiet = false): Logger {
+export function createLogger(stream: NodeJS.WritableStream | pino.DestinationStream = pino.destination({ dest: 2, sync: false }), quiet = false): Logger {
   const logger = pino(
     {
       level: quiet ? 'warn' : (process.env.LOG_LEVEL ?? 'info'),
@@ -35,24 +26,12 @@ export function createLogger(stream?: NodeJS.WritableStream | pino.DestinationSt
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: ['authorization', 'key', 'apiKey', 'token', '*.authorization', '*.key', '*.token'], censor: '[redacted]' },
     },
-    (stream ?? pino.destination({ dest: 2, sync: false, minLength: BATCH_BYTES })) as pino.DestinationStream,
+    stream as pino.DestinationStream,
   );
-  // The batch waiting is written BATCH_MS after its first line; the timer never holds the process open.
-  let due: NodeJS.Timeout | null = null;
-  const written =
-    stream === undefined
-      ? () => {
-          due ??= setTimeout(() => {
-            due = null;
-            logger.flush();
-          }, BATCH_MS).unref();
-        }
-      : () => {};
   return {
-    info: (message, details) => (logger.info(details ?? {}, message), written()),
-    // Warnings and errors are rare and wanted at once: they take the batch before them along.
-    warn: (message, details) => (logger.warn(details ?? {}, message), logger.flush()),
-    error: (message, details) => (logger.error(details ?? {}, message), logger.flush()),
+    info: (message, details) => logger.info(details ?? {}, message),
+    warn: (message, details) => logger.warn(details ?? {}, message),
+    error: (message, details) => logger.error(details ?? {}, message),
     flush: () => logger.flush(),
   };
 }
