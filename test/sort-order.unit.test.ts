@@ -60,8 +60,22 @@ describe('a sort order', () => {
           expect([...counts], `${label}: histogram over ${thresholds.length} edges`).toEqual([...wanted]);
         }
       };
-      // Counts of a bitset's rows within key ranges, from the bits' ranks along the snapshot: as
-      // read row by row, whatever changed since the sort; ranks of a merged snapshot are ignored.
+      /** Counts within random key ranges, from ranks and without, against the alive rows `held` keeps. */
+      const expectRangeCounts = (context: string, alive: number[], held: (slot: number) => boolean, count: (low: number, high: number, toExclusive: boolean, ranked: boolean) => number) => {
+        for (let trial = 0; trial < 20; trial++) {
+          const low = rng.chance(0.1) ? -Infinity : draw();
+          const high = rng.chance(0.1) ? Infinity : low + rng.pick([0, 1, 100, 10_000, 1e9]);
+          const toExclusive = rng.chance(0.5);
+          const wanted = alive.filter((slot) => held(slot) && keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high)).length;
+          const at = `${context}: count in [${low}, ${high}${toExclusive ? ')' : ']'}`;
+          expect(count(low, high, toExclusive, true), at).toBe(wanted);
+          expect(count(low, high, toExclusive, false), at).toBe(wanted);
+        }
+      };
+      // Counts of a bitset's rows within key ranges, from the bits' ranks along the snapshot, and
+      // of a single-valued column's codes (0: none; every value ranked at once, any set of values
+      // counted from them; a slot past the codes, added since, has none): as read row by row,
+      // whatever changed since the sort; ranks of a merged snapshot are ignored.
       let staleRanks: { bits: Uint32Array; ranks: RunRanks } | null = null;
       let staleCodeRanks: { codeOf: Uint8Array; ranks: CodeRanks } | null = null;
       const checkRanks = (label: string) => {
@@ -69,49 +83,26 @@ describe('a sort order', () => {
         const share = rng.pick([0.01, 0.3, 1]);
         const bits = new Uint32Array(Math.ceil(table.size / 32));
         for (const slot of alive) if (rng.chance(share)) bits[slot >>> 5] |= 1 << (slot & 31);
-        const ranks = order.rank(bits);
-        expect(order.ranksCurrent(ranks), label).toBe(true);
-        const sets: [string, Uint32Array, RunRanks][] = [['fresh', bits, ranks]];
-        if (staleRanks) sets.push(['stale', staleRanks.bits, staleRanks.ranks]);
-        for (const [which, held, withRanks] of sets) {
-          if (which === 'stale') expect(order.ranksCurrent(withRanks), label).toBe(false);
-          for (let trial = 0; trial < 40; trial++) {
-            const low = rng.chance(0.1) ? -Infinity : draw();
-            const high = rng.chance(0.1) ? Infinity : low + rng.pick([0, 1, 100, 10_000, 1e9]);
-            const toExclusive = rng.chance(0.5);
-            const wanted = alive.filter(
-              (slot) => held[slot >>> 5] & (1 << (slot & 31)) && keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high),
-            ).length;
-            const context = `${label}, ${which} ranks: count in [${low}, ${high}${toExclusive ? ')' : ']'}`;
-            expect(order.countKeyRangeIn(held, low, high, toExclusive, withRanks), context).toBe(wanted);
-            expect(order.countKeyRangeIn(held, low, high, toExclusive), context).toBe(wanted);
-          }
-        }
-        staleRanks = { bits, ranks };
-        // The same for a single-valued column's codes (0: none), every value ranked at once, any
-        // set of values counted from them; a slot past the codes (added since) has none.
         const codeOf = new Uint8Array(table.size);
         for (const slot of alive) codeOf[slot] = rng.int(0, 4);
-        const codeRanks = order.rankCodes(codeOf, 5);
-        expect(order.ranksCurrent(codeRanks), label).toBe(true);
-        const codeSets: [string, Uint8Array, CodeRanks][] = [['fresh', codeOf, codeRanks]];
-        if (staleCodeRanks) codeSets.push(['stale', staleCodeRanks.codeOf, staleCodeRanks.ranks]);
-        for (const [which, codes, withRanks] of codeSets) {
-          if (which === 'stale') expect(order.ranksCurrent(withRanks), label).toBe(false);
-          for (let trial = 0; trial < 40; trial++) {
-            const low = rng.chance(0.1) ? -Infinity : draw();
-            const high = rng.chance(0.1) ? Infinity : low + rng.pick([0, 1, 100, 10_000, 1e9]);
-            const toExclusive = rng.chance(0.5);
-            const wantedCodes = Uint8Array.from({ length: 5 }, (_, code) => (code > 0 && rng.chance(0.4) ? 1 : 0));
-            const wanted = alive.filter(
-              (slot) => wantedCodes[codes[slot] ?? 0] === 1 && keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high),
-            ).length;
-            const context = `${label}, ${which} code ranks of [${wantedCodes}]: count in [${low}, ${high}${toExclusive ? ')' : ']'}`;
-            expect(order.countKeyRangeOfCodes(codes, wantedCodes, low, high, toExclusive, withRanks), context).toBe(wanted);
-            expect(order.countKeyRangeOfCodes(codes, wantedCodes, low, high, toExclusive), context).toBe(wanted);
+        const fresh = { bits, ranks: order.rank(bits) };
+        const freshCodes = { codeOf, ranks: order.rankCodes(codeOf, 5) };
+        for (const [which, set, codes] of [['fresh', fresh, freshCodes], ['stale', staleRanks, staleCodeRanks]] as const) {
+          if (!set || !codes) continue;
+          expect([order.ranksCurrent(set.ranks), order.ranksCurrent(codes.ranks)], `${label}, ${which}`).toEqual([which === 'fresh', which === 'fresh']);
+          const held = (slot: number) => (set.bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
+          expectRangeCounts(`${label}, ${which} ranks`, alive, held, (low, high, toExclusive, ranked) =>
+            order.countKeyRangeIn(set.bits, low, high, toExclusive, ranked ? set.ranks : undefined),
+          );
+          for (let subset = 0; subset < 3; subset++) {
+            const wanted = Uint8Array.from({ length: 5 }, (_, code) => (code > 0 && rng.chance(0.4) ? 1 : 0));
+            expectRangeCounts(`${label}, ${which} code ranks of [${wanted}]`, alive, (slot) => wanted[codes.codeOf[slot] ?? 0] === 1, (low, high, toExclusive, ranked) =>
+              order.countKeyRangeOfCodes(codes.codeOf, wanted, low, high, toExclusive, ranked ? codes.ranks : undefined),
+            );
           }
         }
-        staleCodeRanks = { codeOf, ranks: codeRanks };
+        staleRanks = fresh;
+        staleCodeRanks = freshCodes;
       };
       check('built');
       checkRanks('built');
