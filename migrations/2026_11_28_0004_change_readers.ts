@@ -15,8 +15,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('change_readers')
     .addColumn('reader', 'text', (c) => c.primaryKey())
     .addColumn('last_id', 'bigint', (c) => c.notNull())
-    // xid8 values, as numbers: the transactions running at the reader's position.
-    .addColumn('running', sql`bigint[]`, (c) => c.notNull())
+    // The transactions running at the reader's position.
+    .addColumn('running', sql`xid8[]`, (c) => c.notNull())
     .addColumn('renewed_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 
 // Reading the catalogue's change feed (migrations/2026_11_23_0003_catalog_changes.ts).
@@ -27,6 +27,14 @@ export interface FeedPosition {
 /** How long changes are kept: a reader away longer than this reloads everything. */
 export const CHANGE_RETENTION_MS = 15 * 60_000;
 const READ_BATCH = 20_000;
+
+/**
+ * A change of `catalog_changes` a reader at (`lastId`, `running`) has yet to read: a higher id, or
+ * of a transaction running at its position (its id may be lower than ones the reader saw). What
+ * a read takes and what the pruning keeps for a reader holding the feed.
+ */
+const unreadAt = (lastId: RawBuilder<unknown>, running: RawBuilder<unknown>) =>
+  sql`(catalog_changes.id > ${lastId} OR catalog_changes.txid = ANY(${running}))`;
 
 /** `xmin:xmax:xip,xip` → the position's running transaction ids. */
 function snapshotParts(snapshot: string): Pick<FeedPosition, 'running'> {
@@ -63,7 +71,7 @@ export async function readChanges(
       for (;;) {
         const batch = await sql<{ id: string | number | bigint; entity: CatalogEntity; platform: string | null; key: string | null }>`
           SELECT id, entity, platform, key FROM catalog_changes
-          WHERE (id > ${from.lastId}::bigint OR txid = ANY(${sql.val(from.running)}::xid8[])) AND id > ${after.toString()}::bigint
+          WHERE ${unreadAt(sql`${from.lastId}::bigint`, sql`${sql.val(from.running)}::xid8[]`)} AND id > ${after.toString()}::bigint
           ORDER BY id LIMIT ${READ_BATCH}`.execute(trx);
         for (const row of batch.rows) {
           const id = BigInt(row.id);
@@ -106,7 +114,7 @@ export const READER_RENEW_MS = 60_000;
 export async function holdFeed(db: Kysely<Database>, reader: string, position: FeedPosition): Promise<void> {
   await sql`
     INSERT INTO change_readers (reader, last_id, running, renewed_at)
-    VALUES (${reader}, ${position.lastId}::bigint, ${sql.val(position.running)}::bigint[], now())
+    VALUES (${reader}, ${position.lastId}::bigint, ${sql.val(position.running)}::xid8[], now())
     ON CONFLICT (reader) DO UPDATE SET last_id = excluded.last_id, running = excluded.running, renewed_at = now()`.execute(db);
 }
 
@@ -231,9 +239,7 @@ export async function pruneChanges(db: Kysely<Database> | Transaction<Database>,
       WHERE changed_at < now() - ${interval(CHANGE_RETENTION_MS)}
         AND txid < ${endedBefore}::xid8
         AND id < (SELECT max(id) FROM catalog_changes)
-        AND NOT EXISTS (
-          SELECT FROM change_readers r
-          WHERE catalog_changes.id > r.last_id OR catalog_changes.txid::text::bigint = ANY(r.running))
+        AND NOT EXISTS (SELECT FROM change_readers r WHERE ${unreadAt(sql`r.last_id`, sql`r.running`)})
       RETURNING id, txid
     )
     UPDATE change_pruned SET

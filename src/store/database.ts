@@ -190,8 +190,8 @@ export interface ChangePrunedTable {
 export interface ChangeReadersTable {
   reader: string;
   last_id: string | number | bigint;
-  /** xid8 values, as numbers. */
-  running: (string | number | bigint)[];
+  /** xid8 values, as text. */
+  running: string[];
   renewed_at: Generated<Date>;
 }
 
