@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bucketOf } from '../src/domain/facets.js';
+import { popcount } from '../src/search/primitives/bitset.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
 import { type CodeRanks, type RunRanks, SortOrder } from '../src/search/primitives/sort-order.js';
 import { compareUtf8 } from '../src/search/primitives/string-store.js';
@@ -54,7 +55,7 @@ describe('a sort order', () => {
           for (const slot of expected) if (rng.chance(share)) bits[slot >>> 5] |= 1 << (slot & 31);
           const thresholds = Float64Array.from(new Set(Array.from({ length: rng.int(1, 50) }, draw))).sort();
           const counts = new Float64Array(thresholds.length + 1);
-          order.addHistogramIn(bits, thresholds, counts);
+          order.addHistogramIn(bits, thresholds, counts, popcount(bits));
           const wanted = new Float64Array(thresholds.length + 1);
           for (const slot of expected) if (bits[slot >>> 5] & (1 << (slot & 31))) wanted[bucketOf(thresholds, keyOf[slot])]++;
           expect([...counts], `${label}: histogram over ${thresholds.length} edges`).toEqual([...wanted]);

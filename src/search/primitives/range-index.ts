@@ -389,14 +389,14 @@ export class RangeIndex {
     }
   }
 
-  /** The rows a histogram read from the order walks (all of them), or null without a built order. */
-  get orderedRows(): number | null {
-    return this.#order?.built === true ? this.#order.snapshotSize : null;
+  /** The rows a histogram over `thresholds` read from the order walks, or null without a built order. */
+  orderedRowsRead(thresholds: Float64Array): number | null {
+    return this.#order?.built === true ? this.#order.histogramRowsRead(thresholds) : null;
   }
 
-  /** addHistogram's counts read from the order instead (see SortOrder.addHistogramIn); only with orderedRows. */
-  addHistogramFromOrder(matches: Uint32Array, thresholds: Float64Array, counts: Float64Array): void {
-    this.#order!.addHistogramIn(matches, thresholds, counts);
+  /** addHistogram's counts of `count` matches read from the order instead (see SortOrder.addHistogramIn); only with orderedRowsRead. */
+  addHistogramFromOrder(matches: Uint32Array, thresholds: Float64Array, counts: Float64Array, count: number): void {
+    this.#order!.addHistogramIn(matches, thresholds, counts, count);
   }
 
   /**

@@ -303,42 +303,68 @@ export class SortOrder {
   }
 
   /**
-   * Adds to counts[k] the alive slots set in `bits` whose key falls in bucket k of the ascending
-   * `thresholds` (bucket 0 below the first, k in [thresholds[k-1], thresholds[k]), the last at or
-   * above the last): the snapshot read once in order, each slot's bit tested, every threshold
-   * ending a run, then the changed slots by their current keys. It costs the table's size whatever
-   * the edges; reading each match's value instead costs a cache miss a match near an edge.
+   * Adds to counts[k] the alive slots set in `bits` (`count` of them) whose key falls in bucket k
+   * of the ascending `thresholds` (bucket 0 below the first, k in [thresholds[k-1], thresholds[k]),
+   * the last at or above the last): the snapshot's runs between thresholds read in order, each
+   * slot's bit tested, then the changed slots by their current keys. The longest run is not read:
+   * its count is what the others leave of the matches. It costs the snapshot's rows less that run
+   * (histogramRowsRead) whatever the matches; reading each match's value instead costs a cache miss
+   * a match near an edge.
    */
-  addHistogramIn(bits: Uint32Array, thresholds: Float64Array, counts: Float64Array): void {
+  addHistogramIn(bits: Uint32Array, thresholds: Float64Array, counts: Float64Array, count: number): void {
     const perm = this.#perm;
     // The changed slots count below by their current keys, not in the run they stood in: taken out
     // of a copy of the matches once, rather than tested at every row read.
     let unchanged = bits;
+    let unchangedCount = count;
     if (this.#dirtyList.length > 0) {
       unchanged = bits.slice();
-      for (const slot of this.#dirtyList) if (slot >>> 5 < unchanged.length) unchanged[slot >>> 5] &= ~(1 << (slot & 31));
-    }
-    // Keys descend: the top bucket's run comes first.
-    let start = 0;
-    for (let k = thresholds.length; k >= 0; k--) {
-      const end = k === 0 ? perm.length : this.#firstAfter((key) => key >= thresholds[k - 1]);
-      let count = 0;
-      for (let i = start; i < end; i++) {
-        const slot = perm[i];
-        count += (unchanged[slot >>> 5] >>> (slot & 31)) & 1;
+      for (const slot of this.#dirtyList) {
+        const bit = 1 << (slot & 31);
+        if (slot >>> 5 < unchanged.length && (unchanged[slot >>> 5] & bit) !== 0) {
+          unchanged[slot >>> 5] &= ~bit;
+          unchangedCount--;
+        }
       }
-      counts[k] += count;
-      start = end;
     }
+    // Every unchanged match stands in exactly one run: the longest is the rest.
+    const ends = this.#histogramRunEnds(thresholds);
+    const longest = longestRun(ends);
+    let counted = 0;
+    for (let k = thresholds.length; k >= 0; k--) {
+      if (k === longest) continue;
+      let inRun = 0;
+      for (let i = ends[k + 1], end = ends[k]; i < end; i++) {
+        const slot = perm[i];
+        inRun += (unchanged[slot >>> 5] >>> (slot & 31)) & 1;
+      }
+      counts[k] += inRun;
+      counted += inRun;
+    }
+    counts[longest] += unchangedCount - counted;
     const alive = this.table.alive;
     for (const slot of this.#dirtyList) {
       if ((bits[slot >>> 5] & (1 << (slot & 31))) !== 0 && alive.has(slot)) counts[bucketOf(thresholds, this.keyOf(slot))]++;
     }
   }
 
-  /** How many slots the snapshot holds: what reading it whole costs. */
-  get snapshotSize(): number {
-    return this.#perm.length;
+  /** The snapshot rows addHistogramIn reads for `thresholds`: all but the longest run between them. */
+  histogramRowsRead(thresholds: Float64Array): number {
+    const ends = this.#histogramRunEnds(thresholds);
+    const longest = longestRun(ends);
+    return this.#perm.length - (ends[longest] - ends[longest + 1]);
+  }
+
+  /**
+   * Where each bucket's run ends in the snapshot. Keys descend, so the top bucket's run comes
+   * first: bucket k (of the ascending thresholds) is the run [ends[k + 1], ends[k]), with
+   * ends[thresholds.length + 1] = 0 and ends[0] the snapshot's length.
+   */
+  #histogramRunEnds(thresholds: Float64Array): Int32Array {
+    const ends = new Int32Array(thresholds.length + 2);
+    for (let k = thresholds.length; k >= 1; k--) ends[k] = this.#firstAfter((key) => key >= thresholds[k - 1]);
+    ends[0] = this.#perm.length;
+    return ends;
   }
 
   /** The unchanged slots of snapshot indexes [start, end) set in `bits`; from their ranks when given and current. */
@@ -606,4 +632,11 @@ function swap(slots: Uint32Array, keys: Float64Array, i: number, j: number): voi
   const key = keys[i];
   keys[i] = keys[j];
   keys[j] = key;
+}
+
+/** The bucket whose run is the longest, of runs [ends[k + 1], ends[k]) (SortOrder#histogramRunEnds). */
+function longestRun(ends: Int32Array): number {
+  let longest = 0;
+  for (let k = 1; k < ends.length - 1; k++) if (ends[k] - ends[k + 1] > ends[longest] - ends[longest + 1]) longest = k;
+  return longest;
 }

@@ -59,10 +59,10 @@ export function countRanges(
   const passes = edges.length + (nullable ? 1 : 0);
   const perMatch = count * (MATCH_COST + MATCH_COST_PER_EDGE * edges.length);
   const byPasses = passes * (to - from) * WORD_PASS_COST;
-  // A NOT NULL column's order holds every row: read whole, whatever the edges.
-  const ordered = nullable ? null : range.orderedRows;
+  // A NOT NULL column's order holds every row: read whole but for the longest run between edges.
+  const ordered = nullable ? null : range.orderedRowsRead(thresholds);
   if (ordered !== null && ordered * ORDER_ROW_COST < Math.min(perMatch, byPasses)) {
-    range.addHistogramFromOrder(matches, thresholds, counts);
+    range.addHistogramFromOrder(matches, thresholds, counts, count);
     return rangeCounts(edges, counts);
   }
   if (perMatch <= byPasses) {
