@@ -546,6 +546,25 @@ describe('search index snapshots', () => {
       await sql`DELETE FROM change_horizons`.execute(store.db);
     });
 
+    it('is never reached past the lease while the load renews its hold', { timeout: 120_000 }, async () => {
+      // Renewed every 100 ms here (every minute by default): a hold last renewed a day ago is
+      // renewed again before the pruning looks, so the pruning keeps it and what it has yet to read.
+      const index = new SearchIndex({ db: store.db, log: recorder(), pollMs: 3_600_000, feedRenewMs: 100 });
+      await index.start();
+      const renewedAgo = async () =>
+        Number((await sql<{ s: number }>`SELECT extract(epoch FROM now() - renewed_at)::float8 AS s FROM change_readers`.execute(store.db)).rows[0]?.s ?? NaN);
+      await sql`UPDATE change_readers SET renewed_at = now() - interval '1 day'`.execute(store.db);
+      expect(await renewedAgo()).toBeGreaterThan(86_000);
+      const deadline = Date.now() + 5_000;
+      while ((await renewedAgo()) > 60 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await renewedAgo(), 'renewed').toBeLessThan(60);
+      await new ChangePruner(store.db).prune();
+      expect(await readers(), 'still held after the pruning').toBe(1);
+      await index.refresh();
+      expect(await readers(), 'released at the first read').toBe(0);
+      await index.stop();
+    });
+
     it('is found at the first read after a full load, which is then done again, with a warning', { timeout: 120_000 }, async () => {
       await sql`DELETE FROM change_horizons`.execute(store.db);
       // Pruning while a load runs is harmless when the load is shorter than the retention: the

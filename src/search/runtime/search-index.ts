@@ -54,6 +54,8 @@ export interface SearchIndexOptions {
   snapshots?: SnapshotSettings;
   /** The share of the rows this index holds (./partition.ts); unset: all of them. */
   partition?: Partition;
+  /** How often a load renews its hold on the feed until its first read (READER_RENEW_MS; tests shorten it). */
+  feedRenewMs?: number;
 }
 
 export class SearchIndex {
@@ -360,7 +362,7 @@ export class SearchIndex {
     await holdFeed(db, this.#reader, position);
     if (this.#holding) clearInterval(this.#holding);
     // A renewal that fails (the database away) is retried at the next; a lapsed one only lets pruning go on.
-    this.#holding = setInterval(() => void holdFeed(db, this.#reader, position).catch(() => {}), READER_RENEW_MS);
+    this.#holding = setInterval(() => void holdFeed(db, this.#reader, position).catch(() => {}), this.options.feedRenewMs ?? READER_RENEW_MS);
     this.#holding.unref();
   }
 
