@@ -9,7 +9,9 @@ import { migrateToLatest } from '../store/migrate.js';
 export async function withStore<T>(config: Config, work: (store: Store, applied: string[]) => Promise<T>): Promise<T> {
   const store = await openStore({ databaseUrl: config.databaseUrl, transactionPooler: config.transactionPooler, dataDir: config.dataDir });
   try {
-    const applied = await migrateToLatest(store.db);
+    const applied = await migrateToLatest(store.db, (names) =>
+      process.stderr.write(`creator-data: the database was migrated by a newer build (${names.join(', ')}): running on it without migrating\n`),
+    );
     return await work(store, applied);
   } finally {
     await store.close();

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 // From the sources (tsx, vitest) the migrations are migrations/*.ts; from the built package,
 // dist/migrations/*.js beside dist/store/.
@@ -22,8 +22,38 @@ const folderProvider: MigrationProvider = {
   },
 };
 
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results } = await new Migrator({ db, provider: folderProvider }).migrateToLatest();
+/**
+ * Applies this build's migrations the database has not run; returns their names. A database
+ * migrated by a newer build (migrations this build does not know, every one it knows run) is left
+ * as it is and `onNewer` told their names: migrations only add, or drop what no earlier build
+ * needs (docs/operations.md, "Rolling back a deploy"), so the build before a deploy runs on the
+ * newer schema, as Flyway's ignored future migrations do. One that lacks migrations this build
+ * knows besides is of another line of builds: refused, nothing run.
+ */
+export async function migrateToLatest(db: Kysely<any>, onNewer: (names: string[]) => void = () => {}): Promise<string[]> {
+  const migrations = await folderProvider.getMigrations();
+  const known = Object.keys(migrations);
+  const run = await runMigrations(db);
+  const newer = run.filter((name) => !(name in migrations));
+  if (newer.length > 0) {
+    const missing = known.filter((name) => !run.includes(name));
+    if (missing.length > 0) {
+      throw new Error(
+        `the database was migrated by another line of builds: it has run ${newer.join(', ')}, which this build does not know, and not ${missing.join(', ')}, which it does`,
+      );
+    }
+    onNewer(newer);
+    return [];
+  }
+  const provider: MigrationProvider = { getMigrations: async () => migrations };
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The names of the migrations the database has run (none before its first). */
+async function runMigrations(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
+  if (!rows[0].present) return [];
+  return (await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db)).rows.map((row) => row.name);
 }
