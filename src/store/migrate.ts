@@ -33,8 +33,8 @@ const folderProvider: MigrationProvider = {
 export async function migrateToLatest(db: Kysely<any>, onNewer: (names: string[]) => void = () => {}): Promise<string[]> {
   const migrations = await folderProvider.getMigrations();
   const known = Object.keys(migrations);
-  const run = await runMigrations(db);
-  const newer = run.filter((name) => !(name in migrations));
+  const run = await migrationsRun(db);
+  const newer = run.filter((name) => !Object.hasOwn(migrations, name));
   if (newer.length > 0) {
     const missing = known.filter((name) => !run.includes(name));
     if (missing.length > 0) {
@@ -52,7 +52,7 @@ export async function migrateToLatest(db: Kysely<any>, onNewer: (names: string[]
 }
 
 /** The names of the migrations the database has run (none before its first). */
-async function runMigrations(db: Kysely<any>): Promise<string[]> {
+async function migrationsRun(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
   if (!rows[0].present) return [];
   return (await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db)).rows.map((row) => row.name);
