@@ -565,6 +565,19 @@ describe('search index snapshots', () => {
       await index.stop();
     });
 
+    it('is not held again by a renewal sent as the load released its hold', { timeout: 120_000 }, async () => {
+      // Renewed every millisecond: a renewal is nearly always on its way when the first read releases.
+      for (let round = 0; round < 5; round++) {
+        const index = new SearchIndex({ db: store.db, log: recorder(), pollMs: 3_600_000, feedRenewMs: 1 });
+        await index.start();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await index.refresh();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await readers(), `released, round ${round}`).toBe(0);
+        await index.stop();
+      }
+    });
+
     it('is found at the first read after a full load, which is then done again, with a warning', { timeout: 120_000 }, async () => {
       await sql`DELETE FROM change_horizons`.execute(store.db);
       // Pruning while a load runs is harmless when the load is shorter than the retention: the
