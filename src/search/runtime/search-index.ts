@@ -91,8 +91,8 @@ export class SearchIndex {
   readonly #reader = `search index ${randomUUID()}`;
   /** Renews that registration while it is held (null: not held). */
   #holding: NodeJS.Timeout | null = null;
-  /** The last renewal sent: a release waits for it, or the renewal would register the reader again. */
-  #renewal: Promise<void> = Promise.resolve();
+  /** The renewal on its way (one at a time): a release waits for it, or it would register the reader again. */
+  #renewing: Promise<void> | null = null;
 
   constructor(private readonly options: SearchIndexOptions) {
     this.#pollMs = options.pollMs ?? 500;
@@ -365,7 +365,9 @@ export class SearchIndex {
     if (this.#holding) clearInterval(this.#holding);
     // A renewal that fails (the database away) is retried at the next; a lapsed one only lets pruning go on.
     this.#holding = setInterval(() => {
-      this.#renewal = holdFeed(db, this.#reader, position).catch(() => {});
+      this.#renewing ??= holdFeed(db, this.#reader, position)
+        .catch(() => {})
+        .finally(() => (this.#renewing = null));
     }, this.options.feedRenewMs ?? READER_RENEW_MS);
     this.#holding.unref();
   }
@@ -375,7 +377,7 @@ export class SearchIndex {
     if (!this.#holding) return;
     clearInterval(this.#holding);
     this.#holding = null;
-    await this.#renewal;
+    await this.#renewing;
     await releaseFeed(this.options.db, this.#reader).catch(() => {});
   }
 
