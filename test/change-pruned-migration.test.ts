@@ -18,7 +18,7 @@ if (!postgres) console.log('change-pruned-migration.test.ts: skipped, a transact
 
 const MIGRATION = '2026_11_28_0003_change_pruned';
 /** The migrations from that one on, which an older build had not applied either. */
-const LATER = ['2026_11_28_0004_change_readers'];
+const LATER = ['2026_11_28_0004_change_readers', '2026_11_29_0001_sql_path_video_text_indexes'];
 
 /** Puts the database back as a build before `change_pruned` left it. */
 async function beforeTheRecord(db: TestStore['db']): Promise<void> {
@@ -44,6 +44,8 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
 
   const change = (key: string) => sql`INSERT INTO catalog_changes (entity, platform, key) VALUES ('creators', 'twitter', ${key})`.execute(store.db);
   const position = () => feedPosition(store.db);
+  const horizonNow = async () =>
+    BigInt((await sql<{ xmin: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(store.db)).rows[0].xmin);
 
   it('starts from bounds under which every position a pruning may have passed is pruned past, and the newest is not', async () => {
     // As an older build left the database: no record, the migration not yet applied.
@@ -56,17 +58,22 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
     // has the later one's id as its last, and this transaction among those running.
     await other.query('BEGIN');
     await other.query(`INSERT INTO catalog_changes (entity, platform, key) VALUES ('creators', 'twitter', 'slow')`);
+    const slowXid = BigInt((await other.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')).rows[0].xid);
     await change('b');
     const whileSlowRan = await position();
     await other.query('COMMIT');
-    await change('newest');
-    const newest = await position();
-    expect(whileSlowRan.running.length).toBeGreaterThan(0);
+    expect(whileSlowRan.running).toContain(String(slowXid));
 
     // The older pruner: a horizon sample the retention old, taken after every one of those
     // transactions had ended, and each change of a transaction below it deleted but the newest.
-    // The slow transaction's change goes; 'b', a later id, is not above whileSlowRan.
+    // The slow transaction's change goes; 'b', a later id, is not above whileSlowRan. Transaction
+    // ids are the cluster's: another test's transaction older than the slow one holds the horizon
+    // below it until it ends, so the sample waits for that.
+    await expect.poll(horizonNow, { timeout: 60_000, interval: 50 }).toBeGreaterThan(slowXid);
     await sql`INSERT INTO change_horizons (sampled_at, horizon) VALUES (now() - interval '16 minutes', pg_snapshot_xmin(pg_current_snapshot()))`.execute(store.db);
+    // Taken after the sample: every transaction running at it is at or above the horizon.
+    await change('newest');
+    const newest = await position();
     await sql`DELETE FROM catalog_changes WHERE key IN ('a', 'slow', 'b')`.execute(store.db);
     expect(await migrateToLatest(store.db)).toEqual([MIGRATION, ...LATER]);
 
@@ -79,7 +86,7 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
     // From here on each pruning records itself; a reader at the newest position stays whole.
     await change('after the upgrade');
     expect(await prunedPast(store.db, newest)).toBe(false);
-  });
+  }, 90_000);
 
   it('starts at nothing pruned on an empty feed, without any horizon sample', async () => {
     const fresh = await createTestStore();
