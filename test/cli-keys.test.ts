@@ -1,8 +1,10 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { findActiveKey, hashKey } from '../src/store/accounts.js';
+import { openStore } from '../src/store/connect.js';
 import { type CliResult, cliStore, runCli } from './support/cli.js';
 import { createEmptyDatabase } from './support/store.js';
 
@@ -117,7 +119,7 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
     expect(folder.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('migrate says which migrations it applied to a new store, then that it is up to date', async () => {
+  it('migrate says which migrations it applied to a new store, then that it is up to date, then that a newer build migrated it', async () => {
     // A new database on the test server, else a new embedded folder.
     const serverUrl = process.env.TEST_DATABASE_URL;
     const database = serverUrl ? await createEmptyDatabase(serverUrl) : null;
@@ -129,6 +131,19 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
       expect(first.stderr).toMatch(/^applied: \S+/m);
       const again = await runCli(['migrate'], env);
       expect(again.stderr).toContain('already up to date');
+
+      // A deploy rolled back: a newer build migrated the database since (docs/operations.md).
+      const store = await openStore(database ? { databaseUrl: database.url } : { dataDir: env.DATA_DIR });
+      try {
+        await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('2099_01_01_0001_a_newer_build', ${new Date().toISOString()})`.execute(store.db);
+      } finally {
+        await store.close();
+      }
+      const older = await runCli(['migrate'], env);
+      expect(older.code, older.stderr).toBe(0);
+      expect(older.stderr).toBe(
+        'creator-data: the database was migrated by a newer build (2099_01_01_0001_a_newer_build): running on it without migrating\nalready up to date\n',
+      );
     } finally {
       if (fresh) rmSync(fresh, { recursive: true, force: true });
       await database?.drop();
