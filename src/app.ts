@@ -128,6 +128,10 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
           : 'quota refunds not written: the database did not take them before shutdown',
         { owedUnitsByAccount: Object.fromEntries(owed), error: error instanceof Error ? error.message : String(error) },
       ),
+    onRefundsExpired: (owed) =>
+      log.error('quota refunds found in REFUND_JOURNAL_DIR owed for longer than written ones are recorded: not written, settle them by hand', {
+        owedUnitsByAccount: Object.fromEntries(owed),
+      }),
   });
   // A key changed by any writer (the CLI in another process, say) is forgotten at once; while the
   // notification session is down, and behind a transaction pooler, KEY_CACHE_MS bounds it instead.

@@ -2,10 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRefundJournal } from '../src/access/refund-journal.js';
 import { createRefunds } from '../src/access/refunds.js';
-import { createAccount } from '../src/store/accounts.js';
+import { createAccount, REFUND_NOTES_KEPT_MS } from '../src/store/accounts.js';
 import { openStore, type Store } from '../src/store/connect.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
@@ -107,5 +108,55 @@ describe('refunds owed during an outage', () => {
     await refunds.refund(account, 100);
     expect(refunds.pending()).toBe(0);
     expect(await used(account)).toBe(200);
+  });
+
+  it('one a journal held longer than written refunds are recorded is reported, not written; the rest is', { timeout: 30_000 }, async () => {
+    // Its id may have been written and pruned since (REFUND_NOTES_KEPT_MS): writing it could refund twice.
+    const folder = mkdtempSync(join(tmpdir(), 'refunds-'));
+    try {
+      const account = await accountUsing(1_000);
+      const day = 24 * 60 * 60_000;
+      writeFileSync(
+        join(folder, 'owed-dddd-22222222-2222-2222-2222-222222222222.json'),
+        JSON.stringify([
+          { id: 'owed-long-ago', accountId: account, units: 70, owedAt: Date.now() - REFUND_NOTES_KEPT_MS - day },
+          { id: 'owed-last-week', accountId: account, units: 30, owedAt: Date.now() - 7 * day },
+          { id: 'owed-by-an-older-build', accountId: account, units: 5 },
+        ]),
+      );
+      const expired: Map<string, number>[] = [];
+      const next = createRefunds(store.db, { ...noReports, onExpired: (owed) => expired.push(owed), journal: openRefundJournal(folder, 'dddd') });
+      await until('the refunds to be settled', () => next.pending() === 0 && owedFiles(folder).length === 0);
+      expect(await used(account)).toBe(965);
+      expect(expired).toEqual([new Map([[account, 70]])]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('forget the ids of refunds written longer ago than they are kept, when refunds are next written', { timeout: 30_000 }, async () => {
+    const account = await accountUsing(1_000);
+    const noted = (id: string, writtenAgoMs: number) =>
+      sql`INSERT INTO quota_refunds (id, account_id, units, written_at) VALUES (${id}, ${account}, 1, now() - ${`${writtenAgoMs} milliseconds`}::interval)`.execute(store.db);
+    await noted('written-long-ago', REFUND_NOTES_KEPT_MS + 60_000);
+    await noted('written-lately', REFUND_NOTES_KEPT_MS - 60 * 60_000);
+    const notes = async () => (await store.db.selectFrom('quota_refunds').select('id').where('account_id', '=', account).execute()).map((row) => row.id).sort();
+    expect(await notes()).toEqual(['written-lately', 'written-long-ago']);
+
+    // A refund owed while the database was away, written once it is back.
+    const folder = mkdtempSync(join(tmpdir(), 'refunds-'));
+    try {
+      const during = createRefunds(away.db, { ...noReports, journal: openRefundJournal(folder, 'eeee') });
+      await during.refund(account, 10);
+      await during.flush();
+      const next = createRefunds(store.db, { ...noReports, journal: openRefundJournal(folder, 'eeee') });
+      await until('the refund to be written', async () => next.pending() === 0 && (await used(account)) === 990);
+      await until('the old id to be forgotten', async () => !(await notes()).includes('written-long-ago'));
+      const left = await notes();
+      expect(left).toContain('written-lately');
+      expect(left).toHaveLength(2);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -65,7 +65,11 @@ function readEntries(path: string): OwedRefund[] | null {
     if (!Array.isArray(parsed)) return null;
     const valid = parsed.every(
       (entry) =>
-        typeof entry?.id === 'string' && typeof entry.accountId === 'string' && Number.isSafeInteger(entry.units) && entry.units > 0,
+        typeof entry?.id === 'string' &&
+        typeof entry.accountId === 'string' &&
+        Number.isSafeInteger(entry.units) &&
+        entry.units > 0 &&
+        (entry.owedAt === undefined || Number.isSafeInteger(entry.owedAt)),
     );
     return valid ? (parsed as OwedRefund[]) : null;
   } catch {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { refundOwed, refundQuota, type OwedRefund } from '../store/accounts.js';
+import { pruneRefundNotes, REFUND_NOTES_KEPT_MS, refundOwed, refundQuota, type OwedRefund } from '../store/accounts.js';
 import type { Database } from '../store/database.js';
 import type { RefundJournal } from './refund-journal.js';
 
@@ -11,6 +11,14 @@ import type { RefundJournal } from './refund-journal.js';
 
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 5_000;
+/** Room for the process's clock and the database's to differ when judging a refund's age. */
+const CLOCK_MARGIN_MS = 24 * 60 * 60_000;
+
+const unitsByAccount = (refunds: readonly OwedRefund[]) => {
+  const byAccount = new Map<string, number>();
+  for (const { accountId, units } of refunds) byAccount.set(accountId, (byAccount.get(accountId) ?? 0) + units);
+  return byAccount;
+};
 
 export interface Refunds {
   refund(accountId: string, units: number): Promise<void>;
@@ -25,11 +33,16 @@ export interface RefundsOptions {
   journal?: RefundJournal;
   /** Refunds still owed at shutdown, by account (kept in the journal when there is one). */
   onStillOwed(owed: Map<string, number>, error: unknown): void;
+  /**
+   * Refunds from a journal owed for longer than the database keeps the ids of refunds written
+   * (REFUND_NOTES_KEPT_MS), by account: not written, since each may have been; an operator settles them.
+   */
+  onExpired?(owed: Map<string, number>): void;
   /** The journal could not be written (the refunds stay owed in memory). */
   onError(error: unknown): void;
 }
 
-export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onError }: RefundsOptions): Refunds {
+export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onExpired, onError }: RefundsOptions): Refunds {
   const owed = new Map<string, OwedRefund>();
   let timer: NodeJS.Timeout | null = null;
   let delay = FIRST_RETRY_MS;
@@ -44,6 +57,13 @@ export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onEr
 
   /** Writes everything owed in one statement; the error, if the database did not take it. */
   async function retry(): Promise<unknown> {
+    const oldest = Date.now() - REFUND_NOTES_KEPT_MS + CLOCK_MARGIN_MS;
+    const expired = [...owed.values()].filter((refund) => refund.owedAt !== undefined && refund.owedAt < oldest);
+    if (expired.length > 0) {
+      for (const refund of expired) owed.delete(refund.id);
+      save();
+      onExpired?.(unitsByAccount(expired));
+    }
     const batch = [...owed.values()];
     if (batch.length === 0) return null;
     try {
@@ -53,6 +73,8 @@ export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onEr
     }
     for (const refund of batch) owed.delete(refund.id);
     save();
+    // The ids noted are needed only as long as a journal may hold a refund young enough to write.
+    await pruneRefundNotes(db).catch(onError);
     return null;
   }
 
@@ -90,7 +112,7 @@ export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onEr
         await refundQuota(db, accountId, units);
       } catch {
         const id = randomUUID();
-        owed.set(id, { id, accountId, units });
+        owed.set(id, { id, accountId, units, owedAt: Date.now() });
         save();
         schedule();
       }
@@ -101,9 +123,7 @@ export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onEr
       timer = null;
       const failed = await retry();
       if (owed.size === 0) return;
-      const byAccount = new Map<string, number>();
-      for (const { accountId, units } of owed.values()) byAccount.set(accountId, (byAccount.get(accountId) ?? 0) + units);
-      onStillOwed(byAccount, failed);
+      onStillOwed(unitsByAccount([...owed.values()]), failed);
     },
   };
 }

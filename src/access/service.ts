@@ -28,6 +28,8 @@ export interface AccessOptions {
    * start there, else money an operator must settle by hand.
    */
   onRefundsLost?: (owed: Map<string, number>, error: unknown) => void;
+  /** Refunds a journal held past the time their ids are kept, by account: not written (./refunds.ts). */
+  onRefundsExpired?: (owed: Map<string, number>) => void;
   /** Where refunds owed during an outage outlive the process (./refund-journal.ts). */
   refundJournal?: RefundJournal;
   /**
@@ -65,6 +67,7 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
   const refunds = createRefunds(db, {
     journal: options.refundJournal,
     onStillOwed: options.onRefundsLost ?? (() => {}),
+    onExpired: options.onRefundsExpired,
     onError: options.onError ?? (() => {}),
   });
   const keyCacheMs = options.keyCacheMs ?? 2_000;

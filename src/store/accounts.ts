@@ -122,6 +122,19 @@ export interface OwedRefund {
   id: string;
   accountId: string;
   units: number;
+  /** When it was owed (epoch ms); absent in journals of builds before it was kept. */
+  owedAt?: number;
+}
+
+/**
+ * How long quota_refunds keeps the id of a refund written. A refund owed for longer is not written
+ * from a journal (it may have been, its id pruned since): an operator settles it (refunds.ts).
+ */
+export const REFUND_NOTES_KEPT_MS = 90 * 24 * 60 * 60_000;
+
+/** Forgets the ids of refunds written longer ago than REFUND_NOTES_KEPT_MS. */
+export async function pruneRefundNotes(db: Kysely<Database>): Promise<void> {
+  await sql`DELETE FROM quota_refunds WHERE written_at < now() - ${`${REFUND_NOTES_KEPT_MS} milliseconds`}::interval`.execute(db);
 }
 
 /**
