@@ -38,7 +38,7 @@ export interface RefundsOptions {
    * (REFUND_NOTES_KEPT_MS), by account: not written, since each may have been; an operator settles them.
    */
   onExpired?(owed: Map<string, number>): void;
-  /** The journal could not be written (the refunds stay owed in memory). */
+  /** The journal could not be written (the refunds stay owed in memory), or old ids not pruned. */
   onError(error: unknown): void;
 }
 
