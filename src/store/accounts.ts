@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
-import { toCount, toDate } from './values.js';
+import { interval, toCount, toDate } from './values.js';
 
 // Accounts, plans, keys and the quota counter. Quota changes are single conditional UPDATEs, so
 // they are exact however many requests and server processes share the database.
@@ -134,7 +134,7 @@ export const REFUND_NOTES_KEPT_MS = 90 * 24 * 60 * 60_000;
 
 /** Forgets the ids of refunds written longer ago than REFUND_NOTES_KEPT_MS. */
 export async function pruneRefundNotes(db: Kysely<Database>): Promise<void> {
-  await sql`DELETE FROM quota_refunds WHERE written_at < now() - ${`${REFUND_NOTES_KEPT_MS} milliseconds`}::interval`.execute(db);
+  await sql`DELETE FROM quota_refunds WHERE written_at < now() - ${interval(REFUND_NOTES_KEPT_MS)}`.execute(db);
 }
 
 /**
@@ -195,7 +195,7 @@ export async function endLease(db: Kysely<Database>, leaseId: string, used: numb
 export async function reclaimLeases(db: Kysely<Database>, staleMs: number): Promise<void> {
   await sql`
     WITH stale AS (
-      DELETE FROM quota_leases WHERE renewed_at < now() - ${`${staleMs} milliseconds`}::interval RETURNING account_id, granted - used AS unused
+      DELETE FROM quota_leases WHERE renewed_at < now() - ${interval(staleMs)} RETURNING account_id, granted - used AS unused
     ), owed AS (SELECT account_id, sum(unused) AS unused FROM stale GROUP BY account_id)
     UPDATE accounts a SET quota_used = greatest(a.quota_used - owed.unused, 0) FROM owed WHERE a.id = owed.account_id`.execute(db);
 }

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
+import { interval } from './values.js';
 
 // Reading the catalogue's change feed (migrations/2026_11_23_0003_catalog_changes.ts).
 //
@@ -204,7 +205,6 @@ export class ChangePruner {
   }
 }
 
-const interval = (ms: number) => sql`${`${ms} milliseconds`}::interval`;
 
 /**
  * The oldest transaction still running (xid8): every transaction with a lower id had ended when

@@ -25,3 +25,6 @@ export function toDate(value: Date | string | null | undefined): Date | null {
 
 /** A numeric(20,2) column as whole cents in a float8: exact for values below 90 trillion. */
 export const centsOf = (column: string): RawBuilder<number> => sql<number>`(${sql.ref(column)} * 100)::float8`;
+
+/** A duration as a SQL interval, for comparisons with now(). */
+export const interval = (ms: number): RawBuilder<unknown> => sql`${`${ms} milliseconds`}::interval`;
