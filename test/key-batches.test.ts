@@ -33,9 +33,9 @@ function counted(name = 'creators (counted)') {
   const reads: string[][] = [];
   const lookup: KeyLookup<Creator> = {
     name,
-    read: (db, platform, keys) => {
+    read: (db, keys, platform) => {
       reads.push([...keys]);
-      return creatorsById(db, platform, keys);
+      return creatorsById(db, keys, platform);
     },
     keyOf: creatorsByKey.keyOf,
   };
@@ -130,12 +130,12 @@ describe('key lookups shared by one account', () => {
     let failOnce = true;
     const failing: KeyLookup<Creator> = {
       name: 'failing',
-      read: async (db, platform, keys) => {
+      read: async (db, keys, platform) => {
         if (keys.includes('boom') && failOnce) {
           failOnce = false;
           await sql`SELECT 1/0`.execute(db);
         }
-        return creatorsById(db, platform, keys);
+        return creatorsById(db, keys, platform);
       },
       keyOf: creatorsByKey.keyOf,
     };

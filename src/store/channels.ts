@@ -7,16 +7,14 @@ import type { KeyLookup } from './key-batches.js';
 import { anyOf, executePrepared } from './prepared.js';
 import { centsOf, toCount, toDecimal } from './values.js';
 
-/** Channels by id, in the order given (ids not stored are left out). */
+/** Channels by id, in no particular order (ids not stored are left out). */
 export async function channelsById(db: Kysely<Database>, ids: readonly string[]): Promise<Channel[]> {
   if (ids.length === 0) return [];
-  const rows = await executePrepared(db, db.selectFrom('channels').select(channelColumns).where('channel_id', '=', anyOf(ids)));
-  const byId = new Map(rows.map((row) => [row.channel_id, toChannel(row)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return (await executePrepared(db, db.selectFrom('channels').select(channelColumns).where('channel_id', '=', anyOf(ids)))).map(toChannel);
 }
 
 /** Channels by id, one statement for an account's concurrent requests. */
-export const channelsByKey: KeyLookup<Channel> = { name: 'channels', read: (db, _group, ids) => channelsById(db, ids), keyOf: (channel) => channel.channelId };
+export const channelsByKey: KeyLookup<Channel> = { name: 'channels', read: channelsById, keyOf: (channel) => channel.channelId };
 
 export function toChannel(row: ChannelRow): Channel {
   return {

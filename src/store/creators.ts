@@ -230,12 +230,10 @@ export async function creatorIndexRowsByKey(db: Kysely<Database>, keys: readonly
   return rows;
 }
 
-/** Creators by id on one platform, in the order given (ids no longer stored are left out). */
-export async function creatorsById(db: Kysely<Database>, platform: string, userIds: readonly string[]): Promise<Creator[]> {
+/** Creators by id on one platform, in no particular order (ids no longer stored are left out). */
+export async function creatorsById(db: Kysely<Database>, userIds: readonly string[], platform: string): Promise<Creator[]> {
   if (userIds.length === 0) return [];
-  const rows = await executePrepared(db, db.selectFrom('creators').select(creatorColumns).where('platform', '=', platform).where('user_id', '=', anyOf(userIds)));
-  const byId = new Map(rows.map((row) => [row.user_id, toCreator(row)]));
-  return userIds.flatMap((id) => byId.get(id) ?? []);
+  return (await executePrepared(db, db.selectFrom('creators').select(creatorColumns).where('platform', '=', platform).where('user_id', '=', anyOf(userIds)))).map(toCreator);
 }
 
 /** Creators by user id within a platform (the group), one statement for an account's concurrent requests. */

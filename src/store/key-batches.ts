@@ -14,8 +14,12 @@ import type { Database } from './database.js';
 export interface KeyLookup<Row> {
   /** Which statement: lookups share a batch only with the same name, group and account. */
   readonly name: string;
-  /** The rows of `keys` within `group` (a platform, or '' where there is none), in any order, those not stored left out. */
-  read(db: Kysely<Database>, group: string, keys: string[]): Promise<Row[]>;
+  /**
+   * The rows of `keys` within `group` (a platform; '' where there is none, and a read that needs
+   * none leaves it out), in any order, those not stored left out: the batch puts each caller's rows
+   * in its own order.
+   */
+  read(db: Kysely<Database>, keys: string[], group: string): Promise<Row[]>;
   keyOf(row: Row): string;
 }
 
@@ -57,7 +61,7 @@ export class KeyBatches {
       const opened: Batch = { keys: new Set(), rows: null as unknown as Promise<Map<string, unknown>> };
       opened.rows = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         if (this.#open.get(id) === opened) this.#open.delete(id);
-        const found = await lookup.read(this.databaseOf(tenant), group, [...opened.keys]);
+        const found = await lookup.read(this.databaseOf(tenant), [...opened.keys], group);
         return new Map(found.map((row) => [lookup.keyOf(row), row]));
       });
       this.#open.set(id, (batch = opened));

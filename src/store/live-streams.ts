@@ -145,13 +145,11 @@ export async function loadLiveStreamIndexRows(db: Kysely<Database>): Promise<Liv
   }));
 }
 
-/** Streams by id, in the order given (ids no longer stored are left out). */
+/** Streams by id, in no particular order (ids no longer stored are left out). */
 export async function liveStreamsById(db: Kysely<Database>, ids: readonly string[]): Promise<LiveStream[]> {
   if (ids.length === 0) return [];
-  const rows = await executePrepared(db, db.selectFrom('live_streams').select(liveStreamColumns).where('id', '=', anyOf(ids)));
-  const byId = new Map(rows.map((row) => [row.id, toLiveStream(row)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return (await executePrepared(db, db.selectFrom('live_streams').select(liveStreamColumns).where('id', '=', anyOf(ids)))).map(toLiveStream);
 }
 
 /** Live streams by id, one statement for an account's concurrent requests. */
-export const liveStreamsByKey: KeyLookup<LiveStream> = { name: 'live streams', read: (db, _group, ids) => liveStreamsById(db, ids), keyOf: (stream) => stream.id };
+export const liveStreamsByKey: KeyLookup<LiveStream> = { name: 'live streams', read: liveStreamsById, keyOf: (stream) => stream.id };

@@ -112,7 +112,7 @@ export async function storedMedias(db: Kysely<Database>, authorUserId: string) {
 }
 
 /** Posts kept by the write-through, by id on one platform (`node`); ids not stored are left out. */
-export async function mediasById(db: Kysely<Database>, platform: string, mediaIds: readonly string[]): Promise<FetchedMedia[]> {
+export async function mediasById(db: Kysely<Database>, mediaIds: readonly string[], platform: string): Promise<FetchedMedia[]> {
   if (mediaIds.length === 0) return [];
   const rows = await executePrepared(
     db,

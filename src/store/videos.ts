@@ -196,14 +196,13 @@ export async function videoIndexRowsById(db: Kysely<Database>, ids: readonly str
 }
 
 /**
- * Videos by id without their channels (ids no longer stored are left out, the rest in the order
- * given): for a channel's own videos (`Channel.videos`), whose channel the caller already holds.
+ * Videos by id without their channels (ids no longer stored are left out, the rest in no
+ * particular order): for a channel's own videos (`Channel.videos`), whose channel the caller
+ * already holds.
  */
 export async function videosById(db: Kysely<Database>, ids: readonly string[]): Promise<Video[]> {
   if (ids.length === 0) return [];
-  const rows = await executePrepared(db, db.selectFrom('videos').select(videoColumns).where('video_id', '=', anyOf(ids)));
-  const byId = new Map(rows.map((row) => [row.video_id, toVideo(row)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return (await executePrepared(db, db.selectFrom('videos').select(videoColumns).where('video_id', '=', anyOf(ids)))).map(toVideo);
 }
 
 /** A video as a page shows it: with its channel (null if the channel is no longer stored). */
@@ -214,8 +213,8 @@ export interface VideoWithChannel {
 
 /**
  * Videos by id with their channels, in one statement: a page shows each video's channel, and a
- * second round trip for the channels cost a search page as much as the videos did. Videos in the
- * order given (ids no longer stored are left out); the videos of one channel share its record.
+ * second round trip for the channels cost a search page as much as the videos did. Videos in no
+ * particular order (ids no longer stored are left out); the videos of one channel share its record.
  */
 export async function videosWithChannelsById(db: Kysely<Database>, ids: readonly string[]): Promise<VideoWithChannel[]> {
   if (ids.length === 0) return [];
@@ -228,26 +227,24 @@ export async function videosWithChannelsById(db: Kysely<Database>, ids: readonly
       .select((eb) => channelColumns.map((column) => eb.ref(`c.${column}`).as(`channel_${column}`)))
       .where('videos.video_id', '=', anyOf(ids)),
   );
-  const byId = new Map<string, VideoWithChannel>();
   const channels = new Map<string, Channel>();
-  for (const row of rows) {
+  return rows.map((row) => {
     const joined = row as unknown as Record<string, unknown>;
     let channel = channels.get(row.channel_id) ?? null;
     if (channel === null && joined.channel_channel_id != null) {
       channel = toChannel(Object.fromEntries(channelColumns.map((column) => [column, joined[`channel_${column}`]])) as ChannelRow);
       channels.set(row.channel_id, channel);
     }
-    byId.set(row.video_id, { video: toVideo(row), channel });
-  }
-  return ids.flatMap((id) => byId.get(id) ?? []);
+    return { video: toVideo(row), channel };
+  });
 }
 
 /** Videos by id with their channels, one statement for an account's concurrent requests. */
 export const videosWithChannelsByKey: KeyLookup<VideoWithChannel> = {
   name: 'videos with channels',
-  read: (db, _group, ids) => videosWithChannelsById(db, ids),
+  read: videosWithChannelsById,
   keyOf: (row) => row.video.videoId,
 };
 
 /** Videos by id (their channels known already), one statement for an account's concurrent requests. */
-export const videosByKey: KeyLookup<Video> = { name: 'videos', read: (db, _group, ids) => videosById(db, ids), keyOf: (video) => video.videoId };
+export const videosByKey: KeyLookup<Video> = { name: 'videos', read: videosById, keyOf: (video) => video.videoId };
