@@ -17,7 +17,7 @@ import { KEY_CHANGES_CHANNEL } from './store/accounts.js';
 import { ChangePruner, PRUNE_EVERY_MS } from './store/changes.js';
 import { openStore, type Store } from './store/connect.js';
 import { asDatabaseConfigError, isDatabaseUnavailable } from './store/errors.js';
-import { migrateToLatest } from './store/migrate.js';
+import { migrateToLatest, NEWER_SCHEMA_WARNING } from './store/migrate.js';
 import { sharedSecret } from './store/secrets.js';
 import { createUpstreamHttp } from './upstreams/http.js';
 import { createInstagramClient, type InstagramClient } from './upstreams/instagram/client.js';
@@ -66,9 +66,7 @@ export async function createApp(config: Config, parts: AppParts = {}): Promise<A
   let realtimeOffsets: OffsetSeal;
   let refundJournal: RefundJournal | undefined;
   try {
-    const newerSchema = (names: string[]) =>
-      log.warn('the database was migrated by a newer build: running on it without migrating', { migrations: names });
-    await migrateToLatest(store.db, newerSchema).catch((error: unknown) => {
+    await migrateToLatest(store.db, (names) => log.warn(NEWER_SCHEMA_WARNING, { migrations: names })).catch((error: unknown) => {
       throw parts.store ? error : asDatabaseConfigError(error, config.databaseUrl);
     });
     // The replica is first used by searches, after the port opens: a URL it refuses for good

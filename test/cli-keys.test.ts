@@ -142,7 +142,7 @@ describe('creator-data keys and usage', { timeout: 120_000 }, () => {
       const older = await runCli(['migrate'], env);
       expect(older.code, older.stderr).toBe(0);
       expect(older.stderr).toBe(
-        'creator-data: the database was migrated by a newer build (2099_01_01_0001_a_newer_build): running on it without migrating\nalready up to date\n',
+        'creator-data: the database was migrated by a newer build: running on it without migrating (2099_01_01_0001_a_newer_build)\nalready up to date\n',
       );
     } finally {
       if (fresh) rmSync(fresh, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
+import { migrateToLatest, NEWER_SCHEMA_WARNING } from '../store/migrate.js';
 
 /**
  * Opens the configured store, migrated, for one command, and closes it afterwards; `work` learns
@@ -9,9 +9,7 @@ import { migrateToLatest } from '../store/migrate.js';
 export async function withStore<T>(config: Config, work: (store: Store, applied: string[]) => Promise<T>): Promise<T> {
   const store = await openStore({ databaseUrl: config.databaseUrl, transactionPooler: config.transactionPooler, dataDir: config.dataDir });
   try {
-    const applied = await migrateToLatest(store.db, (names) =>
-      process.stderr.write(`creator-data: the database was migrated by a newer build (${names.join(', ')}): running on it without migrating\n`),
-    );
+    const applied = await migrateToLatest(store.db, (names) => process.stderr.write(`creator-data: ${NEWER_SCHEMA_WARNING} (${names.join(', ')})\n`));
     return await work(store, applied);
   } finally {
     await store.close();

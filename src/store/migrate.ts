@@ -22,6 +22,9 @@ const folderProvider: MigrationProvider = {
   },
 };
 
+/** What a build says when it runs on a database a newer build migrated (the service's log, the CLI's stderr). */
+export const NEWER_SCHEMA_WARNING = 'the database was migrated by a newer build: running on it without migrating';
+
 /**
  * Applies this build's migrations the database has not run; returns their names. A database
  * migrated by a newer build (migrations this build does not know, every one it knows run) is left
