@@ -2,21 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { binArgs } from './support/bin.js';
 
 // `npm start` on a fresh machine: the embedded store, demo data, a printed key and curl line.
-const dataDir = mkdtempSync(join(tmpdir(), 'cds-start-'));
-const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PORT: '0', INSTAGRAM_UPSTREAM_URL: '' };
+// The folder is made when the suite runs: a skipped suite (the PostgreSQL pass) runs no hook, and
+// left a folder behind on every run when it was made as the file loaded.
+let dataDir = '';
 const children: ChildProcess[] = [];
 
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
 function start(): Promise<{ child: ChildProcess; stdout: string; stderr: () => string }> {
+  const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', PORT: '0', INSTAGRAM_UPSTREAM_URL: '' };
   const child = spawn(process.execPath, binArgs(['start']), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
@@ -49,6 +46,14 @@ async function runPrintedCurl(stdout: string) {
 
 // The embedded store whatever the run's store: the embedded pass runs it, the PostgreSQL pass would repeat it.
 describe.skipIf(process.env.TEST_DATABASE_URL)('creator-data start on an empty embedded store', { timeout: 180_000 }, () => {
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cds-start-'));
+  });
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('loads the demo set, prints a working key and curl line, guards its folder, and never reseeds', async () => {
     const first = await start();
     expect(first.stderr()).toContain('loading the demo data set');
