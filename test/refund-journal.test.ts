@@ -8,6 +8,7 @@ import { openRefundJournal } from '../src/access/refund-journal.js';
 import { createRefunds } from '../src/access/refunds.js';
 import { createAccount, REFUND_NOTES_KEPT_MS } from '../src/store/accounts.js';
 import { openStore, type Store } from '../src/store/connect.js';
+import { interval } from '../src/store/values.js';
 import { createTestStore, type TestStore } from './support/store.js';
 
 // Refunds owed while the database is away must outlive the process that owes them: a process
@@ -25,7 +26,11 @@ afterAll(async () => {
   await store?.close();
 });
 
-const noReports = { onStillOwed: () => {}, onError: (error: unknown) => expect.fail(String(error)) };
+const noReports = {
+  onStillOwed: () => {},
+  onExpired: (owed: Map<string, number>) => expect.fail(`refunds expired: ${JSON.stringify([...owed])}`),
+  onError: (error: unknown) => expect.fail(String(error)),
+};
 const owedFiles = (folder: string) => readdirSync(folder).filter((name) => name.startsWith('owed-'));
 
 async function accountUsing(units: number): Promise<string> {
@@ -137,7 +142,7 @@ describe('refunds owed during an outage', () => {
   it('forget the ids of refunds written longer ago than they are kept, when refunds are next written', { timeout: 30_000 }, async () => {
     const account = await accountUsing(1_000);
     const noted = (id: string, writtenAgoMs: number) =>
-      sql`INSERT INTO quota_refunds (id, account_id, units, written_at) VALUES (${id}, ${account}, 1, now() - ${`${writtenAgoMs} milliseconds`}::interval)`.execute(store.db);
+      sql`INSERT INTO quota_refunds (id, account_id, units, written_at) VALUES (${id}, ${account}, 1, now() - ${interval(writtenAgoMs)})`.execute(store.db);
     await noted('written-long-ago', REFUND_NOTES_KEPT_MS + 60_000);
     await noted('written-lately', REFUND_NOTES_KEPT_MS - 60 * 60_000);
     const notes = async () => (await store.db.selectFrom('quota_refunds').select('id').where('account_id', '=', account).execute()).map((row) => row.id).sort();

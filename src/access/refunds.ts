@@ -37,7 +37,7 @@ export interface RefundsOptions {
    * Refunds from a journal owed for longer than the database keeps the ids of refunds written
    * (REFUND_NOTES_KEPT_MS), by account: not written, since each may have been; an operator settles them.
    */
-  onExpired?(owed: Map<string, number>): void;
+  onExpired(owed: Map<string, number>): void;
   /** The journal could not be written (the refunds stay owed in memory), or old ids not pruned. */
   onError(error: unknown): void;
 }
@@ -62,7 +62,7 @@ export function createRefunds(db: Kysely<Database>, { journal, onStillOwed, onEx
     if (expired.length > 0) {
       for (const refund of expired) owed.delete(refund.id);
       save();
-      onExpired?.(unitsByAccount(expired));
+      onExpired(unitsByAccount(expired));
     }
     const batch = [...owed.values()];
     if (batch.length === 0) return null;

@@ -67,7 +67,7 @@ export function createAccessService(db: Kysely<Database>, limiter: Limiter, opti
   const refunds = createRefunds(db, {
     journal: options.refundJournal,
     onStillOwed: options.onRefundsLost ?? (() => {}),
-    onExpired: options.onRefundsExpired,
+    onExpired: options.onRefundsExpired ?? (() => {}),
     onError: options.onError ?? (() => {}),
   });
   const keyCacheMs = options.keyCacheMs ?? 2_000;

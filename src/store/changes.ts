@@ -205,7 +205,6 @@ export class ChangePruner {
   }
 }
 
-
 /**
  * The oldest transaction still running (xid8): every transaction with a lower id had ended when
  * this was read. What ChangePruner samples (pruneChanges' `endedBefore`).
