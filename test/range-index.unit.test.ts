@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bitsOf } from '../src/search/primitives/bitset.js';
 import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
+import { CHUNK_BLOCKS } from '../src/search/primitives/range-kernel.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
@@ -173,6 +174,21 @@ describe('the bit-sliced range index', () => {
       for (let n = 0; n < 300; n++) loaded.put(rng.int(0, loaded.valueOf.length + 50), loaded.draw());
       check(loaded, integer, 'loaded, then updated', 30);
     });
+  }
+
+  // The kernel passes over the words a chunk at a time: bounds, edges and a window that starts
+  // inside a block must come out the same across its seams.
+  for (const withOrder of [false, true]) {
+    it(`selects and counts across the kernel's chunks (${withOrder ? 'with an order' : 'sub-range bytes'})`, () => {
+      const f = fixture(true, withOrder);
+      const slots = CHUNK_BLOCKS * 4 * 32 * 2 + 5_001;
+      for (let slot = 0; slot < slots; slot++) f.put(slot, f.draw());
+      f.index.rebalance(slots);
+      f.order?.rebuild();
+      check(f, true, 'three chunks', 10);
+      for (let n = 0; n < 2_000; n++) f.put(rng.int(0, slots + 100), f.draw());
+      check(f, true, 'three chunks, updated', 6);
+    }, 60_000);
   }
 
   it('files a slot never written as NULL, and a bound past every value selects nothing', () => {

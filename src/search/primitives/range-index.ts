@@ -1,6 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
-import { bitCount, grownLength, popcount, withRoom } from './bitset.js';
+import { grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
+import { type Chunk, countCodesAtLeast, selectCodes, sliceAt, sliceWords } from './range-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -45,7 +46,11 @@ const sliceCount = (bucketCount: number) => 32 - Math.clz32(bucketCount);
 export class RangeIndex {
   readonly values: NumberColumn;
   #boundaries = new Float64Array(0);
-  /** Bits per code (sliceCount), and the slices: word w's bit j of every code at `w * #bits + j`. */
+  /**
+   * Bits per code (sliceCount), and the slices in blocks of four words (128 slots): bit j of the
+   * codes of word w at `sliceAt(w, #bits, j)`, the four words' side by side, as the kernel's SIMD
+   * passes read them (range-kernel.ts).
+   */
   #bits = 1;
   #slices = new Uint32Array(0);
   /** Rows per bucket at the last rebalance: what marking an edge bucket from the order costs. */
@@ -62,13 +67,15 @@ export class RangeIndex {
 
   /**
    * @param integer values are whole numbers (then a bucket [a, b) holds a..b-1 and can be known full).
-   * @param targetBuckets more buckets: fewer rows tested at a bound's edge, one more bitset each
-   *   (at most 200: a slot's bucket is a byte, and heavy values may add buckets of their own).
+   * @param targetBuckets more buckets: fewer rows tested at a bound's edge, one more bit a code
+   *   once past a power of two. A code is at most 8 bits (the kernel's), and heavy whole numbers
+   *   may add a bucket each: at most 128 for whole numbers, 255 otherwise.
    */
   constructor(
     private readonly integer: boolean,
     private readonly targetBuckets = DEFAULT_BUCKETS,
   ) {
+    if (targetBuckets > (integer ? 128 : 255)) throw new RangeError(`a range index takes at most ${integer ? 128 : 255} buckets`);
     this.values = new NumberColumn(!integer);
   }
 
@@ -123,19 +130,19 @@ export class RangeIndex {
     const code = bucket >= this.bucketCount ? 0 : bucket + 1;
     this.#coverWords((slot >>> 5) + 1);
     const bits = this.#bits;
-    const at = (slot >>> 5) * bits;
+    const at = sliceAt(slot >>> 5, bits, 0);
     const bit = 1 << (slot & 31);
     for (let j = 0; j < bits; j++) {
-      if ((code >>> j) & 1) this.#slices[at + j] |= bit;
-      else this.#slices[at + j] &= ~bit;
+      if ((code >>> j) & 1) this.#slices[at + (j << 2)] |= bit;
+      else this.#slices[at + (j << 2)] &= ~bit;
     }
   }
 
   /** Room in the slices for `words` words of slots; slots added read as NULL. */
   #coverWords(words: number): void {
-    const bits = this.#bits;
-    if (words * bits <= this.#slices.length) return;
-    const next = new Uint32Array(grownLength(this.#slices.length / bits, words) * bits);
+    const block = this.#bits * 4;
+    if (sliceWords(words, this.#bits) <= this.#slices.length) return;
+    const next = new Uint32Array(grownLength(this.#slices.length / block, (words + 3) >>> 2) * block);
     next.set(this.#slices);
     this.#slices = next;
   }
@@ -143,7 +150,7 @@ export class RangeIndex {
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
     this.values.trim(size);
-    const words = Math.max(1, Math.ceil(size / 32)) * this.#bits;
+    const words = sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits);
     if (this.#slices.length > words) this.#slices = this.#slices.slice(0, words);
     if (this.#codes !== null && this.#codes.length > size) this.#codes = this.#codes.slice(0, Math.max(size, 1));
   }
@@ -168,7 +175,7 @@ export class RangeIndex {
     this.#bucketRows = bucketRows;
     this.#bits = bits;
     this.#slices = input.array(Uint32Array);
-    if (this.#slices.length % bits !== 0) throw new SnapshotRejected('a range index does not add up');
+    if (this.#slices.length % (bits * 4) !== 0) throw new SnapshotRejected('a range index does not add up');
     this.#sub = input.array(Float64Array);
     if (codes) this.#codes = input.array(Uint8Array);
     this.#spanFrom = input.array(Int32Array);
@@ -214,7 +221,7 @@ export class RangeIndex {
       }
     }
     this.#bits = sliceCount(buckets);
-    this.#slices = new Uint32Array(Math.max(1, Math.ceil(size / 32)) * this.#bits);
+    this.#slices = new Uint32Array(sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits));
     this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
     this.#spanTo = new Int32Array(buckets).fill(-1);
     for (let slot = 0; slot < size; slot++) {
@@ -304,39 +311,34 @@ export class RangeIndex {
       // About a row read in order against ten matches' values read at random.
       if (Math.min(aboveRun, belowRun) < (count / this.bucketCount) * 10) fromOrder = aboveRun <= belowRun ? 'above' : 'below';
     }
+    if (lowFull) return countCodesAtLeast(slices, bits, matches, from, to, code, true).above;
     let total = 0;
-    let inBucket = 0;
-    for (let i = from; i < to; i++) {
-      const mask = matches[i];
-      if (mask === 0) continue;
-      // From the highest bit down: `below` gathers the slots found under `code`, `equal` those equal so far.
-      let below = 0;
-      let equal = mask;
-      for (let j = bits - 1, at = i * bits + j; j >= 0; j--, at--) {
-        const slice = slices[at];
-        if ((code >>> j) & 1) {
-          below |= equal & ~slice;
-          equal &= slice;
-        } else equal &= ~slice;
-      }
-      const above = mask & ~below & ~equal;
-      if (lowFull) {
-        total += bitCount(above | equal);
-        continue;
-      }
-      total += bitCount(above);
-      if (fromOrder !== null) {
-        if (fromOrder === 'below') inBucket += bitCount(equal);
-        continue;
-      }
-      while (equal !== 0) {
-        const lowest = equal & -equal;
-        if (values.get((i << 5) + 31 - Math.clz32(lowest)) >= min) total++;
-        equal ^= lowest;
-      }
-    }
+    // Without an order, the matches in min's bucket are tested one by one: by their sub-range
+    // byte, and by value only in min's own sub-range.
+    const codes = this.#codes;
+    const minCode = codes === null ? -1 : this.#code(lo, min);
+    const testValues =
+      fromOrder !== null
+        ? undefined
+        : ({ start, list, listed, lows }: Chunk) => {
+            for (let n = 0; n < listed; n++) {
+              for (let at = list[n] * 4, end = at + 4; at < end; at++) {
+                let equal = lows[at];
+                const base = (start + at) << 5;
+                while (equal !== 0) {
+                  const lowest = equal & -equal;
+                  const slot = base + 31 - Math.clz32(lowest);
+                  const code = codes === null ? minCode : codes[slot];
+                  if (code > minCode || (code === minCode && values.get(slot) >= min)) total++;
+                  equal ^= lowest;
+                }
+              }
+            }
+          };
+    const { above, equal } = countCodesAtLeast(slices, bits, matches, from, to, code, false, testValues);
+    total += above;
     if (fromOrder === 'above') total += order!.countKeyRangeIn(matches, min, upper, upper !== Infinity);
-    else if (fromOrder === 'below') total += inBucket - order!.countKeyRangeIn(matches, lower, min, true);
+    else if (fromOrder === 'below') total += equal - order!.countKeyRangeIn(matches, lower, min, true);
     return total;
   }
 
@@ -374,13 +376,13 @@ export class RangeIndex {
     for (let i = from; i < to; i++) {
       let word = matches[i];
       if (word === 0) continue;
-      const base = i * bits;
+      const base = sliceAt(i, bits, 0);
       while (word !== 0) {
         const lowest = word & -word;
         const bit = 31 - Math.clz32(lowest);
         word ^= lowest;
         let code = 0;
-        for (let j = 0; j < bits; j++) code |= ((slices[base + j] >>> bit) & 1) << j;
+        for (let j = 0; j < bits; j++) code |= ((slices[base + (j << 2)] >>> bit) & 1) << j;
         if (code === 0) continue; // NULL
         const bucket = histogramOf[code];
         if (bucket >= 0) counts[bucket]++;
@@ -460,46 +462,31 @@ export class RangeIndex {
       const value = values.get(slot);
       return value >= min && (exclusive ? value < max : value <= max);
     };
-    for (let i = from; i < words; i++) {
-      const mask = rows[i];
-      if (mask === 0) continue;
-      // From the highest bit down, against both edge codes: `under*` gathers the slots found
-      // below the code, `at*` those equal to it so far.
-      let underLow = 0;
-      let atLow = mask;
-      let underHigh = 0;
-      let atHigh = mask;
-      for (let j = bits - 1, at = i * bits + j; j >= 0; j--, at--) {
-        const slice = slices[at];
-        if ((lowCode >>> j) & 1) {
-          underLow |= atLow & ~slice;
-          atLow &= slice;
-        } else atLow &= ~slice;
-        if ((highCode >>> j) & 1) {
-          underHigh |= atHigh & ~slice;
-          atHigh &= slice;
-        } else atHigh &= ~slice;
+    // The kernel keeps the buckets wholly inside the bounds; the edge buckets' rows come from the
+    // order's marks, or are tested here row by row.
+    const testEdges = ({ start, list, listed, lows, highs }: Chunk) => {
+      for (let n = 0; n < listed; n++) {
+        for (let at = list[n] * 4, end = at + 4; at < end; at++) {
+          let low = lows[at];
+          let high = highs[at];
+          if ((low | high) === 0) continue;
+          const i = start + at;
+          let kept = rows[i];
+          while (low !== 0) {
+            const lowest = low & -low;
+            if (passes((i << 5) + 31 - Math.clz32(lowest), lowMinCode, lowMaxCode)) kept |= lowest;
+            low ^= lowest;
+          }
+          while (high !== 0) {
+            const lowest = high & -high;
+            if (passes((i << 5) + 31 - Math.clz32(lowest), -1, highMaxCode)) kept |= lowest;
+            high ^= lowest;
+          }
+          rows[i] = kept;
+        }
       }
-      let low = testLow ? atLow : 0;
-      let high = testHigh ? atHigh : 0;
-      // Buckets lo..hi, less the edges tested below.
-      let kept = mask & ~underLow & (underHigh | atHigh) & ~low & ~high;
-      if (useOrder) {
-        rows[i] = kept | (scratch![i] & mask);
-        continue;
-      }
-      while (low !== 0) {
-        const lowest = low & -low;
-        if (passes((i << 5) + 31 - Math.clz32(lowest), lowMinCode, lowMaxCode)) kept |= lowest;
-        low ^= lowest;
-      }
-      while (high !== 0) {
-        const lowest = high & -high;
-        if (passes((i << 5) + 31 - Math.clz32(lowest), -1, highMaxCode)) kept |= lowest;
-        high ^= lowest;
-      }
-      rows[i] = kept;
-    }
+    };
+    selectCodes(slices, bits, rows, from, words, lowCode, highCode, testLow, testHigh, useOrder ? scratch! : null, testEdges);
   }
 }
 
