@@ -21,11 +21,12 @@ export function countValues<V extends string | number | boolean>(matches: Uint32
  * What each way costs, in units of ~6 ns (2026-11-27, EPYC, 1M creators, every way timed on nine
  * filters of 9k-1M matches with 5 and 50 edges): a match read by its code 4, and 0.15 more an
  * edge (reading the value where a bucket straddles one: 25 ns a match with 5 edges, 70 with 50);
- * a word of a `value >= edge` pass 3 (21 ns); a row of the order 0.35 (2.1 ns).
+ * a word of a `value >= edge` pass 0.6 (3.5 ns: 2.7 the pass alone at 10M rows, 2026-11-29, EPYC,
+ * since it runs in WebAssembly SIMD; it was 3, 21 ns, in JavaScript); a row of the order 0.35 (2.1 ns).
  */
 const MATCH_COST = 4;
 const MATCH_COST_PER_EDGE = 0.15;
-const WORD_PASS_COST = 3;
+const WORD_PASS_COST = 0.6;
 const ORDER_ROW_COST = 0.35;
 
 /** Calls `visit` with each slot set in `matches`. */
