@@ -1,11 +1,10 @@
 import { RANGE_KERNEL_WASM } from './range-kernel-wasm.js';
 
 // The range index's word-wise passes run in WebAssembly SIMD (range-kernel.wat), four words at a
-// time: 3-5 ns a word where the same pass in JavaScript took 17-45 (2026-11-29, the thirty-sixth
-// session's EPYC, 10M rows). The kernel reads only its own memory, so each pass copies a chunk of
-// the slices and rows in and the rows out, a chunk at a time, small enough to stay in the CPU's
-// cache; the copies cost about 1 ns a word. One instance per thread, its memory reused by every
-// range index the thread holds.
+// time: 2.7-4.3 ns a word, copies included, where the same loop in JavaScript took 12-16 (10M rows,
+// 6 bits a code, 2026-11-29; docs/performance.md). The kernel reads only its own memory, so a pass
+// copies the slices and rows in and the rows out a chunk at a time, small enough to stay in the
+// CPU's cache. One instance per thread, its memory shared by every range index the thread holds.
 
 /** Blocks of four words per chunk: 8,192 words, at most 256 KiB of slices (8 bits a code). */
 export const CHUNK_BLOCKS = 2048;
