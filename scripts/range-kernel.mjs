@@ -1,6 +1,7 @@
 // Assembles src/search/primitives/range-kernel.wat into range-kernel-wasm.ts (the module's bytes,
 // base64): `npm run wasm`. With --check, exits 1 when the committed bytes are not the source's.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import wabtInit from 'wabt';
 
 const source = new URL('../src/search/primitives/range-kernel.wat', import.meta.url);
@@ -21,7 +22,7 @@ export async function assemble() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const text = await assemble();
   if (process.argv.includes('--check')) {
     if (readFileSync(target, 'utf8') !== text) {

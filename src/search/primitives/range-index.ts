@@ -1,7 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
-import { type Chunk, countCodesAtLeast, selectCodes, sliceAt, sliceWords } from './range-kernel.js';
+import { type Chunk, countCodesAtLeast, MAX_BITS, selectCodes, sliceAt, sliceWords } from './range-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -171,7 +171,7 @@ export class RangeIndex {
     this.values.load(input);
     this.#boundaries = input.array(Float64Array);
     const { bucketRows, bits, codes } = input.value<{ bucketRows: number; bits: number; codes: boolean }>();
-    if (bits !== sliceCount(this.bucketCount) || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
+    if (bits !== sliceCount(this.bucketCount) || bits > MAX_BITS || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
     this.#bucketRows = bucketRows;
     this.#bits = bits;
     this.#slices = input.array(Uint32Array);

@@ -9,7 +9,8 @@ import { RANGE_KERNEL_WASM } from './range-kernel-wasm.js';
 /** Blocks of four words per chunk: 8,192 words, at most 256 KiB of slices (8 bits a code). */
 export const CHUNK_BLOCKS = 2048;
 const CHUNK_WORDS = CHUNK_BLOCKS * 4;
-const MAX_BITS = 8;
+/** Bits of a code the kernel's memory holds a chunk of (RangeIndex keeps to it). */
+export const MAX_BITS = 8;
 
 interface Exports {
   listed: WebAssembly.Global;
@@ -65,7 +66,7 @@ class Kernel {
     this.#words.fill(0, at + (to - start), at + (((to - start + 3) >>> 2) << 2));
   }
 
-  /** Calls `pass` for each chunk of words [from, to), its slices and `rows` (and `marks`) copied in; returns its blocks. */
+  /** Calls `pass` for each chunk of words [from, to), with its slices and `rows` (and `marks`) copied in. */
   #chunks(slices: Uint32Array, bits: number, rows: Uint32Array, from: number, to: number, marks: Uint32Array | null, pass: (start: number, first: number, last: number, blocks: number) => void): void {
     for (let start = from & ~3; start < to; start += CHUNK_WORDS) {
       const first = Math.max(from, start);
