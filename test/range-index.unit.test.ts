@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { bitsOf } from '../src/search/primitives/bitset.js';
 import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
-import { CHUNK_BLOCKS } from '../src/search/primitives/range-kernel.js';
+import type { Snapshotted } from '../src/search/primitives/snapshot-io.js';
+import { CHUNK_BLOCKS, MAX_BITS, sliceWords } from '../src/search/primitives/word-kernel.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
@@ -213,5 +214,29 @@ describe('the bit-sliced range index', () => {
     const other = new RangeIndex(true);
     other.useOrder(new SortOrder(new RowTable(), () => 0));
     expect(() => roundTripSnapshot(f.index, other)).toThrow(/does not add up/);
+  });
+
+  it('refuses a snapshot whose codes are wider than the kernel takes', () => {
+    const f = fixture(true, false);
+    for (let slot = 0; slot < 500; slot++) f.put(slot, slot);
+    f.index.rebalance(500);
+    // The index's parts in the order it saves them, with `boundaries` boundaries and slices as wide as they need.
+    const forged = (boundaries: number): Snapshotted => ({
+      save(out) {
+        f.index.values.save(out);
+        out.array(Float64Array.from({ length: boundaries }, (_, i) => i + 1));
+        const bits = 32 - Math.clz32(boundaries + 1);
+        out.value({ bucketRows: 2, bits, codes: true });
+        out.array(new Uint32Array(sliceWords(Math.ceil(500 / 32), bits)));
+        out.array(new Float64Array(boundaries + 1));
+        out.array(new Uint8Array(500));
+        out.array(new Int32Array(boundaries + 1));
+        out.array(new Int32Array(boundaries + 1));
+      },
+      load() {},
+    });
+    // As many buckets as codes of MAX_BITS bits hold: loaded; one more bit: refused, not passed to the kernel.
+    expect(() => roundTripSnapshot(forged(2 ** MAX_BITS - 2), new RangeIndex(true))).not.toThrow();
+    expect(() => roundTripSnapshot(forged(2 ** MAX_BITS - 1), new RangeIndex(true))).toThrow(/does not add up/);
   });
 });

@@ -1,3 +1,4 @@
+import { combineBits, countBits, countBitsOfBoth } from './word-kernel.js';
 import type { SnapshotReader, SnapshotWriter } from './snapshot-io.js';
 
 // Dense bitsets over row slots: one bit per row, 32 rows a word. At a million rows a bitset is
@@ -130,7 +131,14 @@ export function bitCount(word: number): number {
   return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
+/**
+ * Below this many words a count or an operation runs in JavaScript: the kernel's call and copies
+ * cost about as much as a few hundred words done here. Over more, the kernel (word-kernel.ts).
+ */
+const KERNEL_WORDS = 256;
+
 export function popcount(words: Uint32Array, to = words.length, from = 0): number {
+  if (to - from >= KERNEL_WORDS) return countBits(words, from, to);
   let total = 0;
   for (let i = from; i < to; i++) {
     let v = words[i];
@@ -146,6 +154,7 @@ export function popcount(words: Uint32Array, to = words.length, from = 0): numbe
 // empty about half the time, a branch mispredicted; without it country counts took half as long.
 export function popcountAnd(a: Uint32Array, b: Uint32Array, to = a.length, from = 0): number {
   const n = Math.min(to, b.length);
+  if (n - from >= KERNEL_WORDS) return countBitsOfBoth(a, b, from, n);
   let total = 0;
   for (let i = from; i < n; i++) {
     let v = a[i] & b[i];
@@ -167,6 +176,7 @@ export function setWords(words: Uint32Array, length = words.length): { from: num
 
 /** out = out AND other, over words [from, to). */
 export function andInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
+  if (to - from >= KERNEL_WORDS) return combineBits('and', out, [other], from, to);
   const n = Math.min(to, other.length);
   for (let i = from; i < n; i++) out[i] &= other[i];
   for (let i = Math.max(from, n); i < to; i++) out[i] = 0;
@@ -174,7 +184,12 @@ export function andInto(out: Uint32Array, other: Uint32Array, to = out.length, f
 
 /** out = out AND (any of `sources`), in one pass over words [from, to); words with no row left are skipped. */
 export function andAnyInto(out: Uint32Array, sources: readonly Uint32Array[], to = out.length, from = 0): void {
+  if (sources.length === 0) {
+    out.fill(0, from, to);
+    return;
+  }
   if (sources.length === 1) return andInto(out, sources[0], to, from);
+  if (to - from >= KERNEL_WORDS) return combineBits('and', out, sources, from, to);
   if (sources.length === 2 && sources[0].length >= to && sources[1].length >= to) {
     const [a, b] = sources;
     for (let i = from; i < to; i++) out[i] &= a[i] | b[i];
@@ -194,12 +209,14 @@ export function andAnyInto(out: Uint32Array, sources: readonly Uint32Array[], to
 
 /** out = out AND NOT other. */
 export function andNotInto(out: Uint32Array, other: Uint32Array, length = out.length): void {
+  if (length >= KERNEL_WORDS) return combineBits('andNot', out, [other], 0, length);
   const n = Math.min(length, other.length);
   for (let i = 0; i < n; i++) out[i] &= ~other[i];
 }
 
 /** out = out OR other, over words [from, to). */
 export function orInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
+  if (to - from >= KERNEL_WORDS) return combineBits('or', out, [other], from, to);
   const n = Math.min(to, other.length);
   for (let i = from; i < n; i++) out[i] |= other[i];
 }

@@ -1,7 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
-import { type Chunk, countCodesAtLeast, MAX_BITS, selectCodes, sliceAt, sliceWords } from './range-kernel.js';
+import { type Chunk, countCodesAtLeast, MAX_BITS, selectCodes, sliceAt, sliceWords } from './word-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';

@@ -1,4 +1,4 @@
-import { Bitset, grownLength, popcount, popcountAnd } from './bitset.js';
+import { andAnyInto, Bitset, grownLength, popcount, popcountAnd } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SlotCodes } from './sort-order.js';
@@ -242,24 +242,20 @@ export class ValueIndex<V extends string | number | boolean> {
       const code = this.#codes.get(value);
       if (code !== undefined) codes.add(code);
     }
-    const chosen = [...codes].map((code) => this.#members[code]);
-    if (chosen.length === 1 && chosen[0] instanceof Bitset) {
-      const words = chosen[0].words;
-      const n = Math.min(to, words.length);
-      for (let i = from; i < n; i++) rows[i] &= words[i];
-      rows.fill(0, Math.max(from, n), to);
-      return;
+    // The values' bitmaps, and their lists' rows gathered into `scratch`, AND-ed in one pass.
+    const sources: Uint32Array[] = [];
+    const lists: SlotList[] = [];
+    for (const code of codes) {
+      const members = this.#members[code];
+      if (members instanceof Bitset) sources.push(members.words);
+      else lists.push(members);
     }
-    scratch.fill(0, from, to);
-    for (const members of chosen) {
-      if (members instanceof SlotList) members.orInto(scratch, from, to);
-      else {
-        const words = members.words;
-        const n = Math.min(to, words.length);
-        for (let i = from; i < n; i++) scratch[i] |= words[i];
-      }
+    if (lists.length > 0) {
+      scratch.fill(0, from, to);
+      for (const list of lists) list.orInto(scratch, from, to);
+      sources.push(scratch);
     }
-    for (let i = from; i < to; i++) rows[i] &= scratch[i];
+    andAnyInto(rows, sources, to, from);
   }
 
   /** Whether a slot holds any of `values`, by its code (single-valued columns only). */

@@ -1,13 +1,15 @@
-;; The range index's word-wise passes over its bit-sliced bucket codes (src/search/primitives/
-;; range-index.ts), four words of slots at a time with WebAssembly SIMD: the same passes in
-;; JavaScript cost 17-45 ns a word, bound by their instructions.
+;; The search index's word-wise passes that JavaScript runs a word at a time, four words at a time
+;; with WebAssembly SIMD: the range index's passes over its bit-sliced bucket codes (src/search/
+;; primitives/range-index.ts; 17-45 ns a word in JavaScript, bound by their instructions), and the
+;; bitset operations of bitset.ts: counts (a total, a facet value's count) and AND, OR, AND NOT
+;; (2-12 ns a word in JavaScript).
 ;;
-;; Layout: the slices of a block of four words (128 slots) lie together, bit j of the four words'
+;; Layout (select, atLeast): the slices of a block of four words (128 slots) lie together, bit j of the four words'
 ;; codes as one 16-byte vector at block * bits + j. Rows, edges and marks are plain word arrays
 ;; (16 bytes a block). Every offset is in bytes into the imported memory; blocks [from, to).
 ;; A block whose four row words are all zero is skipped and its outputs are not written.
 ;;
-;; Regenerate range-kernel-wasm.ts after any change: npm run wasm.
+;; Regenerate word-kernel-wasm.ts after any change: npm run wasm.
 (module
   (import "env" "memory" (memory 1))
   ;; select: blocks holding an edge row (low or high), listed at `list`; atLeast: their number too.
@@ -130,4 +132,63 @@
     (global.set $listed (local.get $n))
     (global.set $equal (call $laneSum (local.get $equalTotal)))
     (call $laneSum (local.get $total)))
+
+  ;; The bits set in both `a` and `b` over blocks [0, blocks): a facet value's count among the
+  ;; matches. A lane's byte counts add up in 16 bits: at most 16 a block, so blocks <= 4,095.
+  (func (export "popcountAnd") (param $a i32) (param $b i32) (param $blocks i32) (result i32)
+    (local $o i32) (local $end i32) (local $sum v128)
+    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (local.set $sum (i16x8.add (local.get $sum) (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt
+          (v128.and (v128.load (i32.add (local.get $a) (local.get $o))) (v128.load (i32.add (local.get $b) (local.get $o))))))))
+        (local.set $o (i32.add (local.get $o) (i32.const 16)))
+        (br $blocks)))
+    (call $laneSum (i32x4.extadd_pairwise_i16x8_u (local.get $sum))))
+
+  ;; The bits set in `a` over blocks [0, blocks), as popcountAnd.
+  (func (export "popcount") (param $a i32) (param $blocks i32) (result i32)
+    (local $o i32) (local $end i32) (local $sum v128)
+    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (local.set $sum (i16x8.add (local.get $sum) (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (v128.load (i32.add (local.get $a) (local.get $o)))))))
+        (local.set $o (i32.add (local.get $o) (i32.const 16)))
+        (br $blocks)))
+    (call $laneSum (i32x4.extadd_pairwise_i16x8_u (local.get $sum))))
+;; a := a AND b, a OR b, a AND NOT b over blocks [0, blocks): the bitset operations of bitset.ts.
+  (func (export "and") (param $a i32) (param $b i32) (param $blocks i32)
+    (local $o i32) (local $end i32)
+    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (v128.store (i32.add (local.get $a) (local.get $o))
+          (v128.and (v128.load (i32.add (local.get $a) (local.get $o))) (v128.load (i32.add (local.get $b) (local.get $o)))))
+        (local.set $o (i32.add (local.get $o) (i32.const 16)))
+        (br $blocks))))
+
+  (func (export "or") (param $a i32) (param $b i32) (param $blocks i32)
+    (local $o i32) (local $end i32)
+    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (v128.store (i32.add (local.get $a) (local.get $o))
+          (v128.or (v128.load (i32.add (local.get $a) (local.get $o))) (v128.load (i32.add (local.get $b) (local.get $o)))))
+        (local.set $o (i32.add (local.get $o) (i32.const 16)))
+        (br $blocks))))
+
+  (func (export "andNot") (param $a i32) (param $b i32) (param $blocks i32)
+    (local $o i32) (local $end i32)
+    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
+        (v128.store (i32.add (local.get $a) (local.get $o))
+          (v128.andnot (v128.load (i32.add (local.get $a) (local.get $o))) (v128.load (i32.add (local.get $b) (local.get $o)))))
+        (local.set $o (i32.add (local.get $o) (i32.const 16)))
+        (br $blocks))))
 )

@@ -1,10 +1,12 @@
-import { RANGE_KERNEL_WASM } from './range-kernel-wasm.js';
+import { WORD_KERNEL_WASM } from './word-kernel-wasm.js';
 
-// The range index's word-wise passes run in WebAssembly SIMD (range-kernel.wat), four words at a
-// time: 2.7-4.3 ns a word, copies included, where the same loop in JavaScript took 12-16 (10M rows,
-// 6 bits a code, 2026-11-29; docs/performance.md). The kernel reads only its own memory, so a pass
-// copies the slices and rows in and the rows out a chunk at a time, small enough to stay in the
-// CPU's cache. One instance per thread, its memory shared by every range index the thread holds.
+// The search index's word-wise passes run in WebAssembly SIMD (word-kernel.wat), four words at a
+// time. The range index's passes: 2.7-4.3 ns a word, copies included, where the same loop in
+// JavaScript took 12-16 (10M rows, 6 bits a code, 2026-11-29; docs/performance.md). bitset.ts's
+// counts and AND / OR / AND NOT over long spans: 0.7-2.1 ns a word against 2-12 (a Xeon, twice the
+// EPYC's time a word). The kernel reads only its own memory, so a pass copies its
+// words in (and the rows out) a chunk at a time, small enough to stay in the CPU's cache. One
+// instance per thread, its memory shared by every index the thread holds.
 
 /** Blocks of four words per chunk: 8,192 words, at most 256 KiB of slices (8 bits a code). */
 export const CHUNK_BLOCKS = 2048;
@@ -20,7 +22,15 @@ interface Exports {
     slices: number, rows: number, lows: number, highs: number, marks: number, list: number,
   ): void;
   atLeast(bits: number, from: number, to: number, code: number, includeEqual: number, slices: number, matches: number, equals: number, list: number): number;
+  popcountAnd(a: number, b: number, blocks: number): number;
+  popcount(a: number, blocks: number): number;
+  and(a: number, b: number, blocks: number): void;
+  or(a: number, b: number, blocks: number): void;
+  andNot(a: number, b: number, blocks: number): void;
 }
+
+/** How a bitset operation combines a word of its target with its sources' (OR-ed, for `and`). */
+export type Combination = 'and' | 'or' | 'andNot';
 
 // The kernel's memory: one chunk's slices, then its rows, edges, marks and listed blocks (byte offsets).
 const SLICES = 0;
@@ -29,7 +39,11 @@ const LOWS = ROWS + CHUNK_WORDS * 4;
 const HIGHS = LOWS + CHUNK_WORDS * 4;
 const MARKS = HIGHS + CHUNK_WORDS * 4;
 const LIST = MARKS + CHUNK_WORDS * 4;
-const BYTES = LIST + CHUNK_BLOCKS * 4;
+// The counts' and bitset operations' own chunks: a pass's edge callback may use them without losing its chunk.
+const WORK_A = LIST + CHUNK_BLOCKS * 4;
+const WORK_B = WORK_A + CHUNK_WORDS * 4;
+const WORK_C = WORK_B + CHUNK_WORDS * 4;
+const BYTES = WORK_C + CHUNK_WORDS * 4;
 
 /** What a chunk's pass leaves for the caller to finish: its edge words, in blocks listed by the kernel. */
 export interface Chunk {
@@ -51,7 +65,7 @@ class Kernel {
   constructor() {
     // Never grown, so the views stay valid.
     const memory = new WebAssembly.Memory({ initial: Math.ceil(BYTES / 65536) });
-    const module = new WebAssembly.Module(Buffer.from(RANGE_KERNEL_WASM, 'base64'));
+    const module = new WebAssembly.Module(Buffer.from(WORD_KERNEL_WASM, 'base64'));
     this.#exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
     this.#words = new Uint32Array(memory.buffer);
     const view = (bytes: number, words: number) => new Uint32Array(memory.buffer, bytes, words);
@@ -102,6 +116,50 @@ class Kernel {
     return { above, equal };
   }
 
+  /** The bits set in `a` (and, given, in `b`) over words [from, to): both arrays hold them all. */
+  popcount(a: Uint32Array, b: Uint32Array | null, from: number, to: number): number {
+    let total = 0;
+    for (let start = from; start < to; start += CHUNK_WORDS) {
+      const last = Math.min(to, start + CHUNK_WORDS);
+      const blocks = (last - start + 3) >>> 2;
+      this.#load(WORK_A, a, start, start, last);
+      if (b === null) total += this.#exports.popcount(WORK_A, blocks);
+      else {
+        this.#words.set(b.subarray(start, last), WORK_B >>> 2);
+        total += this.#exports.popcountAnd(WORK_A, WORK_B, blocks);
+      }
+    }
+    return total;
+  }
+
+  /**
+   * target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0]; a
+   * source shorter than `to` has no bits past its end. `target` holds words [from, to).
+   */
+  combine(how: Combination, target: Uint32Array, sources: readonly Uint32Array[], from: number, to: number): void {
+    const exports = this.#exports;
+    for (let start = from; start < to; start += CHUNK_WORDS) {
+      const last = Math.min(to, start + CHUNK_WORDS);
+      const blocks = (last - start + 3) >>> 2;
+      this.#load(WORK_A, target, start, start, last);
+      this.#loadSource(WORK_B, sources[0], start, last, blocks);
+      for (let k = 1; k < sources.length; k++) {
+        this.#loadSource(WORK_C, sources[k], start, last, blocks);
+        exports.or(WORK_B, WORK_C, blocks);
+      }
+      exports[how](WORK_A, WORK_B, blocks);
+      target.set(this.#words.subarray(WORK_A >>> 2, (WORK_A >>> 2) + (last - start)), start);
+    }
+  }
+
+  /** Words [start, last) of `source` into a region, 0 past its end, to whole blocks. */
+  #loadSource(region: number, source: Uint32Array, start: number, last: number, blocks: number): void {
+    const at = region >>> 2;
+    const end = Math.max(start, Math.min(last, source.length));
+    this.#words.set(source.subarray(start, end), at);
+    this.#words.fill(0, at + (end - start), at + blocks * 4);
+  }
+
   #finish(start: number, edges: (chunk: Chunk) => void): void {
     const listed = this.#exports.listed.value as number;
     if (listed === 0) return;
@@ -137,6 +195,21 @@ export function countCodesAtLeast(
   includeEqual: boolean, equals?: (chunk: Chunk) => void,
 ): { above: number; equal: number } {
   return theKernel().atLeast(slices, bits, matches, from, to, code, includeEqual, equals);
+}
+
+/** The bits set in `a` over words [from, to) (past its end: none). */
+export function countBits(a: Uint32Array, from: number, to: number): number {
+  return theKernel().popcount(a, null, from, Math.min(to, a.length));
+}
+
+/** The bits set in both `a` and `b` over words [from, to) (past either's end: none). */
+export function countBitsOfBoth(a: Uint32Array, b: Uint32Array, from: number, to: number): number {
+  return theKernel().popcount(a, b, from, Math.min(to, a.length, b.length));
+}
+
+/** target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0] (see Kernel.combine). */
+export function combineBits(how: Combination, target: Uint32Array, sources: readonly Uint32Array[], from: number, to: number): void {
+  theKernel().combine(how, target, sources, from, Math.min(to, target.length));
 }
 
 /** The index in a block-layout slices array of bit `j` of word `word`'s codes. */
