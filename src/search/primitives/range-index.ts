@@ -1,7 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
-import { type Chunk, countCodesAtLeast, MAX_BITS, selectCodes, sliceAt, sliceWords } from './word-kernel.js';
+import { type Chunk, MAX_BITS, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -49,10 +49,10 @@ export class RangeIndex {
   /**
    * Bits per code (sliceCount), and the slices in blocks of four words (128 slots): bit j of the
    * codes of word w at `sliceAt(w, #bits, j)`, the four words' side by side, as the kernel's SIMD
-   * passes read them (range-kernel.ts).
+   * passes read them, in the kernel's memory (word-kernel.ts).
    */
   #bits = 1;
-  #slices = new Uint32Array(0);
+  readonly #slices = new SlicedCodes();
   /** Rows per bucket at the last rebalance: what marking an edge bucket from the order costs. */
   #bucketRows = 0;
   /** An order whose key is this column's value, for the edge buckets (see above). */
@@ -132,9 +132,10 @@ export class RangeIndex {
     const bits = this.#bits;
     const at = sliceAt(slot >>> 5, bits, 0);
     const bit = 1 << (slot & 31);
+    const slices = this.#slices.words;
     for (let j = 0; j < bits; j++) {
-      if ((code >>> j) & 1) this.#slices[at + (j << 2)] |= bit;
-      else this.#slices[at + (j << 2)] &= ~bit;
+      if ((code >>> j) & 1) slices[at + (j << 2)] |= bit;
+      else slices[at + (j << 2)] &= ~bit;
     }
   }
 
@@ -142,16 +143,14 @@ export class RangeIndex {
   #coverWords(words: number): void {
     const block = this.#bits * 4;
     if (sliceWords(words, this.#bits) <= this.#slices.length) return;
-    const next = new Uint32Array(grownLength(this.#slices.length / block, (words + 3) >>> 2) * block);
-    next.set(this.#slices);
-    this.#slices = next;
+    this.#slices.resize(grownLength(this.#slices.length / block, (words + 3) >>> 2) * block);
   }
 
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
     this.values.trim(size);
     const words = sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits);
-    if (this.#slices.length > words) this.#slices = this.#slices.slice(0, words);
+    if (this.#slices.length > words) this.#slices.resize(words);
     if (this.#codes !== null && this.#codes.length > size) this.#codes = this.#codes.slice(0, Math.max(size, 1));
   }
 
@@ -159,7 +158,7 @@ export class RangeIndex {
     this.values.save(out);
     out.array(this.#boundaries);
     out.value({ bucketRows: this.#bucketRows, bits: this.#bits, codes: this.#codes !== null });
-    out.array(this.#slices);
+    out.array(this.#slices.words);
     out.array(this.#sub);
     if (this.#codes !== null) out.array(this.#codes);
     out.array(this.#spanFrom);
@@ -174,8 +173,10 @@ export class RangeIndex {
     if (bits !== sliceCount(this.bucketCount) || bits > MAX_BITS || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
     this.#bucketRows = bucketRows;
     this.#bits = bits;
-    this.#slices = input.array(Uint32Array);
-    if (this.#slices.length % (bits * 4) !== 0) throw new SnapshotRejected('a range index does not add up');
+    const slices = input.array(Uint32Array);
+    if (slices.length % (bits * 4) !== 0) throw new SnapshotRejected('a range index does not add up');
+    this.#slices.clear(slices.length);
+    this.#slices.words.set(slices);
     this.#sub = input.array(Float64Array);
     if (codes) this.#codes = input.array(Uint8Array);
     this.#spanFrom = input.array(Int32Array);
@@ -221,7 +222,7 @@ export class RangeIndex {
       }
     }
     this.#bits = sliceCount(buckets);
-    this.#slices = new Uint32Array(sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits));
+    this.#slices.clear(sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits));
     this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
     this.#spanTo = new Int32Array(buckets).fill(-1);
     for (let slot = 0; slot < size; slot++) {
@@ -311,7 +312,7 @@ export class RangeIndex {
       // About a row read in order against ten matches' values read at random.
       if (Math.min(aboveRun, belowRun) < (count / this.bucketCount) * 10) fromOrder = aboveRun <= belowRun ? 'above' : 'below';
     }
-    if (lowFull) return countCodesAtLeast(slices, bits, matches, from, to, code, true).above;
+    if (lowFull) return slices.countAtLeast(bits, matches, from, to, code, true).above;
     let total = 0;
     // Without an order, the matches in min's bucket are tested one by one: by their sub-range
     // byte, and by value only in min's own sub-range.
@@ -335,7 +336,7 @@ export class RangeIndex {
               }
             }
           };
-    const { above, equal } = countCodesAtLeast(slices, bits, matches, from, to, code, false, testValues);
+    const { above, equal } = slices.countAtLeast(bits, matches, from, to, code, false, testValues);
     total += above;
     if (fromOrder === 'above') total += order!.countKeyRangeIn(matches, min, upper, upper !== Infinity);
     else if (fromOrder === 'below') total += equal - order!.countKeyRangeIn(matches, lower, min, true);
@@ -370,7 +371,7 @@ export class RangeIndex {
       const upper = this.#upperOf(bucket);
       if (!thresholds.some((threshold) => threshold > lower && threshold < upper)) histogramOf[bucket + 1] = bucketOf(thresholds, lower);
     }
-    const slices = this.#slices;
+    const slices = this.#slices.words;
     const bits = this.#bits;
     const values = this.values;
     for (let i = from; i < to; i++) {
@@ -486,7 +487,7 @@ export class RangeIndex {
         }
       }
     };
-    selectCodes(slices, bits, rows, from, words, lowCode, highCode, testLow, testHigh, useOrder ? scratch! : null, testEdges);
+    slices.select(bits, rows, from, words, lowCode, highCode, testLow, testHigh, useOrder ? scratch! : null, testEdges);
   }
 }
 

@@ -4,14 +4,15 @@ import { WORD_KERNEL_WASM } from './word-kernel-wasm.js';
 // time. The range index's passes: 2.7-4.3 ns a word, copies included, where the same loop in
 // JavaScript took 12-16 (10M rows, 6 bits a code, 2026-11-29; docs/performance.md). bitset.ts's
 // counts and AND / OR / AND NOT over long spans: 0.7-2.1 ns a word against 2-12 (a Xeon, twice the
-// EPYC's time a word). The kernel reads only its own memory, so a pass copies its
-// words in (and the rows out) a chunk at a time, small enough to stay in the CPU's cache. One
-// instance per thread, its memory shared by every index the thread holds.
+// EPYC's time a word). The kernel reads only its own memory, so a pass copies its operands in
+// (and its result out) a chunk at a time, small enough to stay in the CPU's cache; a range
+// index's slices, the largest operand, live in a kernel's memory of their own (SlicedCodes) and
+// are read in place. Counts and bitset operations share one kernel per thread.
 
-/** Blocks of four words per chunk: 8,192 words, at most 256 KiB of slices (8 bits a code). */
+/** Blocks of four words per chunk: 8,192 words, whose rows, edges and marks stay in the CPU's cache. */
 export const CHUNK_BLOCKS = 2048;
 const CHUNK_WORDS = CHUNK_BLOCKS * 4;
-/** Bits of a code the kernel's memory holds a chunk of (RangeIndex keeps to it). */
+/** Bits of a code at most: 255 buckets (RangeIndex keeps to it; a snapshot with more is refused). */
 export const MAX_BITS = 8;
 
 interface Exports {
@@ -32,18 +33,21 @@ interface Exports {
 /** How a bitset operation combines a word of its target with its sources' (OR-ed, for `and`). */
 export type Combination = 'and' | 'or' | 'andNot';
 
-// The kernel's memory: one chunk's slices, then its rows, edges, marks and listed blocks (byte offsets).
-const SLICES = 0;
-const ROWS = SLICES + CHUNK_BLOCKS * MAX_BITS * 16;
+const PAGE = 65536;
+// The kernel's memory (byte offsets): a chunk's rows, edges, marks and listed blocks; the counts'
+// and bitset operations' own chunks, so a pass's edge callback may use them without losing its
+// chunk; then, in a range index's kernel, its slices, grown as it grows.
+const ROWS = 0;
 const LOWS = ROWS + CHUNK_WORDS * 4;
 const HIGHS = LOWS + CHUNK_WORDS * 4;
 const MARKS = HIGHS + CHUNK_WORDS * 4;
 const LIST = MARKS + CHUNK_WORDS * 4;
-// The counts' and bitset operations' own chunks: a pass's edge callback may use them without losing its chunk.
 const WORK_A = LIST + CHUNK_BLOCKS * 4;
 const WORK_B = WORK_A + CHUNK_WORDS * 4;
 const WORK_C = WORK_B + CHUNK_WORDS * 4;
-const BYTES = WORK_C + CHUNK_WORDS * 4;
+const SLICES = Math.ceil((WORK_C + CHUNK_WORDS * 4) / PAGE) * PAGE;
+
+let compiled: WebAssembly.Module | null = null;
 
 /** What a chunk's pass leaves for the caller to finish: its edge words, in blocks listed by the kernel. */
 export interface Chunk {
@@ -58,18 +62,37 @@ export interface Chunk {
 }
 
 class Kernel {
+  readonly #memory = new WebAssembly.Memory({ initial: SLICES / PAGE });
   readonly #exports: Exports;
-  readonly #words: Uint32Array;
-  readonly #chunk: Chunk;
+  #words!: Uint32Array;
+  #chunk!: Chunk;
 
   constructor() {
-    // Never grown, so the views stay valid.
-    const memory = new WebAssembly.Memory({ initial: Math.ceil(BYTES / 65536) });
-    const module = new WebAssembly.Module(Buffer.from(WORD_KERNEL_WASM, 'base64'));
-    this.#exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
-    this.#words = new Uint32Array(memory.buffer);
-    const view = (bytes: number, words: number) => new Uint32Array(memory.buffer, bytes, words);
+    compiled ??= new WebAssembly.Module(Buffer.from(WORD_KERNEL_WASM, 'base64'));
+    this.#exports = new WebAssembly.Instance(compiled, { env: { memory: this.#memory } }).exports as unknown as Exports;
+    this.#views();
+  }
+
+  /** The views of the memory: made again whenever it grows, which detaches the old ones. */
+  #views(): void {
+    const buffer = this.#memory.buffer;
+    this.#words = new Uint32Array(buffer);
+    const view = (bytes: number, words: number) => new Uint32Array(buffer, bytes, words);
     this.#chunk = { start: 0, listed: 0, list: view(LIST, CHUNK_BLOCKS), lows: view(LOWS, CHUNK_WORDS), highs: view(HIGHS, CHUNK_WORDS) };
+  }
+
+  /** Room for `words` words of slices; a growth adds an eighth at least, and keeps every word in place. */
+  reserve(words: number): void {
+    const bytes = this.#memory.buffer.byteLength;
+    const needed = SLICES + words * 4;
+    if (needed <= bytes) return;
+    this.#memory.grow(Math.max(Math.ceil((needed - bytes) / PAGE), Math.ceil(bytes / 8 / PAGE)));
+    this.#views();
+  }
+
+  /** Words [0, words) of the slices (valid until the memory grows). */
+  slices(words: number): Uint32Array {
+    return new Uint32Array(this.#memory.buffer, SLICES, words);
   }
 
   /** Words [from, to) of `source` into a region of the chunk starting at word `start`, zero around them to whole blocks. */
@@ -80,36 +103,33 @@ class Kernel {
     this.#words.fill(0, at + (to - start), at + (((to - start + 3) >>> 2) << 2));
   }
 
-  /** Calls `pass` for each chunk of words [from, to), with its slices and `rows` (and `marks`) copied in. */
-  #chunks(slices: Uint32Array, bits: number, rows: Uint32Array, from: number, to: number, marks: Uint32Array | null, pass: (start: number, first: number, last: number, blocks: number) => void): void {
+  /** Calls `pass` for each chunk of words [from, to), with `rows` (and `marks`) copied in and where its slices are. */
+  #chunks(bits: number, rows: Uint32Array, from: number, to: number, marks: Uint32Array | null, pass: (start: number, first: number, last: number, blocks: number, slices: number) => void): void {
     for (let start = from & ~3; start < to; start += CHUNK_WORDS) {
       const first = Math.max(from, start);
       const last = Math.min(to, start + CHUNK_WORDS);
-      const blocks = (last - start + 3) >>> 2;
-      const block = start >>> 2;
-      this.#words.set(slices.subarray(block * bits * 4, (block + blocks) * bits * 4), SLICES >>> 2);
       this.#load(ROWS, rows, start, first, last);
       if (marks !== null) this.#load(MARKS, marks, start, first, last);
-      pass(start, first, last, blocks);
+      pass(start, first, last, (last - start + 3) >>> 2, SLICES + (start >>> 2) * bits * 16);
     }
   }
 
   select(
-    slices: Uint32Array, bits: number, rows: Uint32Array, from: number, to: number, lowCode: number, highCode: number,
+    bits: number, rows: Uint32Array, from: number, to: number, lowCode: number, highCode: number,
     testLow: boolean, testHigh: boolean, marks: Uint32Array | null, edges: (chunk: Chunk) => void,
   ): void {
-    this.#chunks(slices, bits, rows, from, to, marks, (start, first, last, blocks) => {
-      this.#exports.select(bits, 0, blocks, lowCode, highCode, testLow ? -1 : 0, testHigh ? -1 : 0, SLICES, ROWS, LOWS, HIGHS, marks === null ? 0 : MARKS, LIST);
+    this.#chunks(bits, rows, from, to, marks, (start, first, last, blocks, slices) => {
+      this.#exports.select(bits, 0, blocks, lowCode, highCode, testLow ? -1 : 0, testHigh ? -1 : 0, slices, ROWS, LOWS, HIGHS, marks === null ? 0 : MARKS, LIST);
       rows.set(this.#words.subarray((ROWS >>> 2) + (first - start), (ROWS >>> 2) + (last - start)), first);
       this.#finish(start, edges);
     });
   }
 
-  atLeast(slices: Uint32Array, bits: number, matches: Uint32Array, from: number, to: number, code: number, includeEqual: boolean, equals?: (chunk: Chunk) => void): { above: number; equal: number } {
+  atLeast(bits: number, matches: Uint32Array, from: number, to: number, code: number, includeEqual: boolean, equals?: (chunk: Chunk) => void): { above: number; equal: number } {
     let above = 0;
     let equal = 0;
-    this.#chunks(slices, bits, matches, from, to, null, (start, _first, _last, blocks) => {
-      above += this.#exports.atLeast(bits, 0, blocks, code, includeEqual ? 1 : 0, SLICES, ROWS, LOWS, LIST);
+    this.#chunks(bits, matches, from, to, null, (start, _first, _last, blocks, slices) => {
+      above += this.#exports.atLeast(bits, 0, blocks, code, includeEqual ? 1 : 0, slices, ROWS, LOWS, LIST);
       equal += this.#exports.equal.value as number;
       if (equals) this.#finish(start, equals);
     });
@@ -170,31 +190,61 @@ class Kernel {
 }
 
 let kernel: Kernel | null = null;
+/** The thread's kernel for counts and bitset operations. */
 const theKernel = () => (kernel ??= new Kernel());
 
 /**
- * rows[from, to) := the rows whose code (bit-sliced in `slices`, block layout) is within
- * [lowCode, highCode], less the rows equal to a tested edge code. With `marks`, the edge rows
- * among them are kept instead; without, `edges` gets each chunk that has any, its rows already
- * written back, to test and add them.
+ * A range index's codes, bit-sliced in blocks of four words (see sliceAt), in a kernel's memory of
+ * their own: a pass reads them in place, where copying a chunk's slices in was a tenth of a heavy
+ * search's time (docs/performance.md).
  */
-export function selectCodes(
-  slices: Uint32Array, bits: number, rows: Uint32Array, from: number, to: number,
-  lowCode: number, highCode: number, testLow: boolean, testHigh: boolean,
-  marks: Uint32Array | null, edges: (chunk: Chunk) => void,
-): void {
-  theKernel().select(slices, bits, rows, from, to, lowCode, highCode, testLow, testHigh, marks, edges);
-}
+export class SlicedCodes {
+  readonly #kernel = new Kernel();
+  #words: Uint32Array = new Uint32Array(0);
 
-/**
- * How many of `matches`[from, to) have a code above `code` (with includeEqual, at least it), and
- * (without includeEqual) how many equal it; those are handed to `equals` by chunk, in its lows.
- */
-export function countCodesAtLeast(
-  slices: Uint32Array, bits: number, matches: Uint32Array, from: number, to: number, code: number,
-  includeEqual: boolean, equals?: (chunk: Chunk) => void,
-): { above: number; equal: number } {
-  return theKernel().atLeast(slices, bits, matches, from, to, code, includeEqual, equals);
+  /** The slices: valid until the next resize or clear. */
+  get words(): Uint32Array {
+    return this.#words;
+  }
+
+  get length(): number {
+    return this.#words.length;
+  }
+
+  /** `words` words: the first ones keep their bits, the others are 0. */
+  resize(words: number): void {
+    // Dropped words are zeroed: they would be read again as new ones.
+    if (words < this.#words.length) this.#words.fill(0, words);
+    this.#kernel.reserve(words);
+    this.#words = this.#kernel.slices(words);
+  }
+
+  /** `words` words, all 0. */
+  clear(words: number): void {
+    this.#words.fill(0);
+    this.resize(words);
+  }
+
+  /**
+   * rows[from, to) := the rows whose code is within [lowCode, highCode], less the rows equal to a
+   * tested edge code. With `marks`, the edge rows among them are kept instead; without, `edges`
+   * gets each chunk that has any, its rows already written back, to test and add them. The
+   * slices hold words [from, to).
+   */
+  select(
+    bits: number, rows: Uint32Array, from: number, to: number, lowCode: number, highCode: number,
+    testLow: boolean, testHigh: boolean, marks: Uint32Array | null, edges: (chunk: Chunk) => void,
+  ): void {
+    this.#kernel.select(bits, rows, from, to, lowCode, highCode, testLow, testHigh, marks, edges);
+  }
+
+  /**
+   * How many of `matches`[from, to) have a code above `code` (with includeEqual, at least it), and
+   * (without includeEqual) how many equal it; those are handed to `equals` by chunk, in its lows.
+   */
+  countAtLeast(bits: number, matches: Uint32Array, from: number, to: number, code: number, includeEqual: boolean, equals?: (chunk: Chunk) => void): { above: number; equal: number } {
+    return this.#kernel.atLeast(bits, matches, from, to, code, includeEqual, equals);
+  }
 }
 
 /** The bits set in `a` over words [from, to) (past its end: none). */
