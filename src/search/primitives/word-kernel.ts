@@ -24,7 +24,6 @@ interface Exports {
   ): void;
   atLeast(bits: number, from: number, to: number, code: number, includeEqual: number, slices: number, matches: number, equals: number, list: number): number;
   popcountAnd(a: number, b: number, blocks: number): number;
-  popcount(a: number, blocks: number): number;
   and(a: number, b: number, blocks: number): void;
   or(a: number, b: number, blocks: number): void;
   andNot(a: number, b: number, blocks: number): void;
@@ -95,12 +94,16 @@ class Kernel {
     return new Uint32Array(this.#memory.buffer, SLICES, words);
   }
 
-  /** Words [from, to) of `source` into a region of the chunk starting at word `start`, zero around them to whole blocks. */
-  #load(region: number, source: Uint32Array, start: number, from: number, to: number): void {
+  /**
+   * Words [from, to) of `source` (none past its end) into a region that holds words [start,
+   * start + blocks * 4), every other word of it 0.
+   */
+  #load(region: number, source: Uint32Array, start: number, from: number, to: number, blocks: number): void {
     const at = region >>> 2;
+    const end = Math.max(from, Math.min(to, source.length));
     this.#words.fill(0, at, at + (from - start));
-    this.#words.set(source.subarray(from, to), at + (from - start));
-    this.#words.fill(0, at + (to - start), at + (((to - start + 3) >>> 2) << 2));
+    this.#words.set(source.subarray(from, end), at + (from - start));
+    this.#words.fill(0, at + (end - start), at + blocks * 4);
   }
 
   /** Calls `pass` for each chunk of words [from, to), with `rows` (and `marks`) copied in and where its slices are. */
@@ -108,9 +111,10 @@ class Kernel {
     for (let start = from & ~3; start < to; start += CHUNK_WORDS) {
       const first = Math.max(from, start);
       const last = Math.min(to, start + CHUNK_WORDS);
-      this.#load(ROWS, rows, start, first, last);
-      if (marks !== null) this.#load(MARKS, marks, start, first, last);
-      pass(start, first, last, (last - start + 3) >>> 2, SLICES + (start >>> 2) * bits * 16);
+      const blocks = (last - start + 3) >>> 2;
+      this.#load(ROWS, rows, start, first, last, blocks);
+      if (marks !== null) this.#load(MARKS, marks, start, first, last, blocks);
+      pass(start, first, last, blocks, SLICES + (start >>> 2) * bits * 16);
     }
   }
 
@@ -136,18 +140,16 @@ class Kernel {
     return { above, equal };
   }
 
-  /** The bits set in `a` (and, given, in `b`) over words [from, to): both arrays hold them all. */
+  /** The bits set in `a` (and, given, in `b`) over words [from, to); none past an array's end. */
   popcount(a: Uint32Array, b: Uint32Array | null, from: number, to: number): number {
     let total = 0;
     for (let start = from; start < to; start += CHUNK_WORDS) {
       const last = Math.min(to, start + CHUNK_WORDS);
       const blocks = (last - start + 3) >>> 2;
-      this.#load(WORK_A, a, start, start, last);
-      if (b === null) total += this.#exports.popcount(WORK_A, blocks);
-      else {
-        this.#words.set(b.subarray(start, last), WORK_B >>> 2);
-        total += this.#exports.popcountAnd(WORK_A, WORK_B, blocks);
-      }
+      this.#load(WORK_A, a, start, start, last, blocks);
+      if (b !== null) this.#load(WORK_B, b, start, start, last, blocks);
+      // A alone: A AND A.
+      total += this.#exports.popcountAnd(WORK_A, b === null ? WORK_A : WORK_B, blocks);
     }
     return total;
   }
@@ -161,23 +163,15 @@ class Kernel {
     for (let start = from; start < to; start += CHUNK_WORDS) {
       const last = Math.min(to, start + CHUNK_WORDS);
       const blocks = (last - start + 3) >>> 2;
-      this.#load(WORK_A, target, start, start, last);
-      this.#loadSource(WORK_B, sources[0], start, last, blocks);
+      this.#load(WORK_A, target, start, start, last, blocks);
+      this.#load(WORK_B, sources[0], start, start, last, blocks);
       for (let k = 1; k < sources.length; k++) {
-        this.#loadSource(WORK_C, sources[k], start, last, blocks);
+        this.#load(WORK_C, sources[k], start, start, last, blocks);
         exports.or(WORK_B, WORK_C, blocks);
       }
       exports[how](WORK_A, WORK_B, blocks);
       target.set(this.#words.subarray(WORK_A >>> 2, (WORK_A >>> 2) + (last - start)), start);
     }
-  }
-
-  /** Words [start, last) of `source` into a region, 0 past its end, to whole blocks. */
-  #loadSource(region: number, source: Uint32Array, start: number, last: number, blocks: number): void {
-    const at = region >>> 2;
-    const end = Math.max(start, Math.min(last, source.length));
-    this.#words.set(source.subarray(start, end), at);
-    this.#words.fill(0, at + (end - start), at + blocks * 4);
   }
 
   #finish(start: number, edges: (chunk: Chunk) => void): void {
@@ -249,12 +243,12 @@ export class SlicedCodes {
 
 /** The bits set in `a` over words [from, to) (past its end: none). */
 export function countBits(a: Uint32Array, from: number, to: number): number {
-  return theKernel().popcount(a, null, from, Math.min(to, a.length));
+  return theKernel().popcount(a, null, from, to);
 }
 
 /** The bits set in both `a` and `b` over words [from, to) (past either's end: none). */
 export function countBitsOfBoth(a: Uint32Array, b: Uint32Array, from: number, to: number): number {
-  return theKernel().popcount(a, b, from, Math.min(to, a.length, b.length));
+  return theKernel().popcount(a, b, from, to);
 }
 
 /** target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0] (see Kernel.combine). */

@@ -134,7 +134,8 @@
     (call $laneSum (local.get $total)))
 
   ;; The bits set in both `a` and `b` over blocks [0, blocks): a facet value's count among the
-  ;; matches. A lane's byte counts add up in 16 bits: at most 16 a block, so blocks <= 4,095.
+  ;; matches, and (`a` with itself) a total. A lane's byte counts add up in 16 bits: at most 16 a
+  ;; block, so blocks <= 4,095.
   (func (export "popcountAnd") (param $a i32) (param $b i32) (param $blocks i32) (result i32)
     (local $o i32) (local $end i32) (local $sum v128)
     (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
@@ -147,18 +148,7 @@
         (br $blocks)))
     (call $laneSum (i32x4.extadd_pairwise_i16x8_u (local.get $sum))))
 
-  ;; The bits set in `a` over blocks [0, blocks), as popcountAnd.
-  (func (export "popcount") (param $a i32) (param $blocks i32) (result i32)
-    (local $o i32) (local $end i32) (local $sum v128)
-    (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
-    (block $done
-      (loop $blocks
-        (br_if $done (i32.ge_u (local.get $o) (local.get $end)))
-        (local.set $sum (i16x8.add (local.get $sum) (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (v128.load (i32.add (local.get $a) (local.get $o)))))))
-        (local.set $o (i32.add (local.get $o) (i32.const 16)))
-        (br $blocks)))
-    (call $laneSum (i32x4.extadd_pairwise_i16x8_u (local.get $sum))))
-;; a := a AND b, a OR b, a AND NOT b over blocks [0, blocks): the bitset operations of bitset.ts.
+  ;; a := a AND b, a OR b, a AND NOT b over blocks [0, blocks): the bitset operations of bitset.ts.
   (func (export "and") (param $a i32) (param $b i32) (param $blocks i32)
     (local $o i32) (local $end i32)
     (local.set $end (i32.shl (local.get $blocks) (i32.const 4)))
