@@ -8,8 +8,10 @@ import { sql, type Kysely } from 'kysely';
 // that took 25 minutes on a slow machine was loaded again, and its snapshot refused, with nothing
 // written meanwhile.
 // What older builds pruned is not recorded: the row starts at bounds that hold for it. The newest
-// change is never pruned, so every id pruned is below the newest; every transaction pruned had
-// ended before the newest sample the retention (15 minutes) old, or, without one, before now.
+// change is never pruned, so every id pruned is below the newest, and an empty feed was never
+// pruned at all; every transaction pruned had ended before the newest sample the retention (15
+// minutes) old, or, without one, before now. (Without the empty feed's case, a position taken on
+// an empty feed while another database's transaction ran read as pruned once that one had ended.)
 // Frozen in time: never import application code here.
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -22,9 +24,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     INSERT INTO change_pruned (max_id, max_txid)
     SELECT coalesce((SELECT max(id) FROM catalog_changes), 1) - 1,
-      coalesce(
+      CASE WHEN NOT EXISTS (SELECT FROM catalog_changes) THEN 0
+      ELSE coalesce(
         (SELECT horizon::text::bigint FROM change_horizons WHERE sampled_at <= now() - interval '15 minutes' ORDER BY sampled_at DESC LIMIT 1),
-        pg_snapshot_xmin(pg_current_snapshot())::text::bigint) - 1`.execute(db);
+        pg_snapshot_xmin(pg_current_snapshot())::text::bigint) - 1 END`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

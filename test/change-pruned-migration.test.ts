@@ -91,7 +91,16 @@ describe.skipIf(!postgres)('the record of what the change feed pruned, added to 
   it('starts at nothing pruned on an empty feed, without any horizon sample', async () => {
     const fresh = await createTestStore();
     try {
+      // A transaction of the cluster (here another database's) runs at the position and ends
+      // before the migration: an empty feed was never pruned, whatever ran meanwhile.
+      await other.query('BEGIN');
+      const otherXid = (await other.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')).rows[0].xid;
+      // A later transaction ends first, so the snapshot lists the other one as running (a
+      // snapshot's list stops below the newest transaction ended).
+      await sql`SELECT pg_current_xact_id()`.execute(fresh.db);
       const empty = await feedPosition(fresh.db);
+      await other.query('COMMIT');
+      expect(empty.running).toContain(otherXid);
       await beforeTheRecord(fresh.db);
       await sql`DELETE FROM change_horizons`.execute(fresh.db);
       expect(await migrateToLatest(fresh.db)).toEqual([MIGRATION, ...LATER]);
