@@ -102,7 +102,10 @@ export async function startService(
 ): Promise<RunningSystem> {
   // BENCH_SERVICE_NODE_ARGS go to the service's node alone (e.g. --cpu-prof to see where its time goes).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const env = childEnv(databaseUrl, { ...variant.env, SEARCH_SNAPSHOT_DIR: snapshotDir });
+  // Run as docs/operations.md runs it, unless GLIBC_TUNABLES is set (here or in a variant; empty:
+  // without): glibc's malloc asks for transparent huge pages, so a snapshot's bytes fault in 2 MB at a time.
+  const hugePages = { GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? 'glibc.malloc.hugetlb=1' };
+  const env = childEnv(databaseUrl, { ...hugePages, ...variant.env, SEARCH_SNAPSHOT_DIR: snapshotDir });
   const service = await start('service', [...nodeArgs, 'bin/creator-data.js', 'serve'], env, variant.root);
   const started = performance.now();
   for (;;) {
