@@ -127,7 +127,7 @@ describe('a sort order', () => {
     });
   }
 
-  it('starts from a position and marks a key range exactly while runs of its snapshot changed keys (binary searches land on them)', () => {
+  it('starts from a position, stops at another and marks a key range exactly while runs of its snapshot changed keys (binary searches land on them)', () => {
     const rng = seededRandom('sort-order-bounds');
     const table = new RowTable();
     const keyOf: number[] = [];
@@ -169,6 +169,19 @@ describe('a sort order', () => {
         for (const strategy of ['walk', 'heap'] as const) {
           const listed = order.select(all, table.aliveCount, { from, until: null, backward, skip: 0, take: 25, strategy });
           expect(listed, `trial ${trial}, ${backward ? 'backward' : 'forward'}, ${strategy}`).toEqual(wanted.slice(0, 25));
+        }
+      }
+      // And up to a second position, left out itself (a bound's): every row between the two.
+      const until = rng.chance(0.5)
+        ? order.positionOf(expected[rng.int(0, expected.length - 1)])
+        : { key: rng.pick([rng.int(-5, 3_005), 1e9, -1]), id: `id${String(rng.int(0, 6_000)).padStart(6, '0')}` };
+      for (const backward of [false, true]) {
+        const step = backward ? -1 : 1;
+        const wanted = expected.filter((slot) => order.comparePosition(slot, from) * step > 0 && order.comparePosition(slot, until) * step < 0);
+        if (backward) wanted.reverse();
+        for (const strategy of ['walk', 'heap'] as const) {
+          const listed = order.select(all, table.aliveCount, { from, until, backward, skip: 0, take: table.size, strategy });
+          expect(listed, `trial ${trial}, ${backward ? 'backward' : 'forward'} until a position, ${strategy}`).toEqual(wanted);
         }
       }
       const low = rng.int(-2, 3_002);

@@ -23,7 +23,9 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the process may end before its output is read (seen under load: a
+    // usage printed, exit 0, and stdout empty).
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(stdin ?? '');
   });
 }

@@ -30,7 +30,8 @@ export function runToEnd(args: string[], env: Record<string, string>, limitMs = 
   const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close': after the output is read too (see cli.ts).
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });

@@ -464,6 +464,11 @@ export class SortOrder {
     const step = backward ? -1 : 1;
     let i = from === null ? (backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(from, backward);
     let j = from === null ? (backward ? delta.length - 1 : 0) : this.#listStart(delta, from, backward);
+    // Where `until` falls in the snapshot, found once: an unchanged row is past it by its index,
+    // not by its key, read at a random place in memory for every row walked (10 % of a selective
+    // search's thread at 10M rows). Changed rows still compare their keys.
+    const untilIndex =
+      until === null ? -1 : this.#firstAfter((key, slot) => (backward ? this.#toPosition(key, slot, until) <= 0 : this.#toPosition(key, slot, until) < 0));
     const inSnapshot = () => i >= 0 && i < this.#perm.length;
     const inDelta = () => j >= 0 && j < delta.length;
     while (found.length < walk.take) {
@@ -471,14 +476,15 @@ export class SortOrder {
       if (!inSnapshot() && !inDelta()) break;
       let slot: number;
       if (inSnapshot() && (!inDelta() || this.compareSlots(this.#perm[i], delta[j]) * step < 0)) {
+        if (until !== null && (backward ? i < untilIndex : i >= untilIndex)) break;
         slot = this.#perm[i];
         i += step;
       } else {
         slot = delta[j];
         j += step;
+        if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       }
       walk.visit?.(this.keyOf(slot));
-      if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       if (!accept(slot)) continue;
       if (skip > 0) skip--;
       else found.push(slot);
