@@ -216,18 +216,18 @@ describe('the bit-sliced range index', () => {
     expect(() => roundTripSnapshot(f.index, other)).toThrow(/does not add up/);
   });
 
-  it('refuses a snapshot whose codes are wider than the kernel takes', () => {
+  it('refuses a snapshot whose codes are wider than the kernel takes, or whose slices are not whole blocks', () => {
     const f = fixture(true, false);
     for (let slot = 0; slot < 500; slot++) f.put(slot, slot);
     f.index.rebalance(500);
     // The index's parts in the order it saves them, with `boundaries` boundaries and slices as wide as they need.
-    const forged = (boundaries: number): Snapshotted => ({
+    const forged = (boundaries: number, extraSliceWords = 0): Snapshotted => ({
       save(out) {
         f.index.values.save(out);
         out.array(Float64Array.from({ length: boundaries }, (_, i) => i + 1));
         const bits = 32 - Math.clz32(boundaries + 1);
         out.value({ bucketRows: 2, bits, codes: true });
-        out.array(new Uint32Array(sliceWords(Math.ceil(500 / 32), bits)));
+        out.array(new Uint32Array(sliceWords(Math.ceil(500 / 32), bits) + extraSliceWords));
         out.array(new Float64Array(boundaries + 1));
         out.array(new Uint8Array(500));
         out.array(new Int32Array(boundaries + 1));
@@ -238,5 +238,8 @@ describe('the bit-sliced range index', () => {
     // As many buckets as codes of MAX_BITS bits hold: loaded; one more bit: refused, not passed to the kernel.
     expect(() => roundTripSnapshot(forged(2 ** MAX_BITS - 2), new RangeIndex(true))).not.toThrow();
     expect(() => roundTripSnapshot(forged(2 ** MAX_BITS - 1), new RangeIndex(true))).toThrow(/does not add up/);
+    // Slices read straight into the kernel's memory: a length that is not whole blocks is refused too.
+    expect(() => roundTripSnapshot(forged(20), new RangeIndex(true))).not.toThrow();
+    expect(() => roundTripSnapshot(forged(20, 3), new RangeIndex(true))).toThrow(/does not add up/);
   });
 });

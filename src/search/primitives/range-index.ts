@@ -173,10 +173,13 @@ export class RangeIndex {
     if (bits !== sliceCount(this.bucketCount) || bits > MAX_BITS || codes !== (this.#codes !== null)) throw new SnapshotRejected('a range index does not add up');
     this.#bucketRows = bucketRows;
     this.#bits = bits;
-    const slices = input.array(Uint32Array);
-    if (slices.length % (bits * 4) !== 0) throw new SnapshotRejected('a range index does not add up');
-    this.#slices.clear(slices.length);
-    this.#slices.words.set(slices);
+    // Read straight into the kernel's memory: at 10M rows the slices are ~150 MB in all, which a
+    // copy would allocate (and fault in) once more.
+    input.arrayInto(Uint32Array, (length) => {
+      if (length % (bits * 4) !== 0) throw new SnapshotRejected('a range index does not add up');
+      this.#slices.resize(length);
+      return this.#slices.words;
+    });
     this.#sub = input.array(Float64Array);
     if (codes) this.#codes = input.array(Uint8Array);
     this.#spanFrom = input.array(Int32Array);

@@ -154,10 +154,20 @@ export class SnapshotReader {
 
   /** The next record, an array of exactly this class. */
   array<T extends NumericArray>(kind: { new (length: number): T; BYTES_PER_ELEMENT: number }): T {
+    return this.arrayInto(kind, (length) => new kind(length));
+  }
+
+  /**
+   * The next record, an array of exactly this class, read into the one `into` gives for its
+   * length (memory the caller keeps, such as a kernel's), with no array of its own between.
+   */
+  arrayInto<T extends NumericArray>(kind: { BYTES_PER_ELEMENT: number }, into: (length: number) => T): T {
     const expected = KINDS.indexOf(kind as unknown as NumericArrayClass);
     const { kind: found, length } = this.#head();
     if (found !== expected) throw new SnapshotRejected(`record of kind ${found} where ${expected} was expected`);
-    return this.#fill(new kind(this.#checkedLength(length, kind.BYTES_PER_ELEMENT)));
+    const view = into(this.#checkedLength(length, kind.BYTES_PER_ELEMENT));
+    if (view.length !== length || view.BYTES_PER_ELEMENT !== kind.BYTES_PER_ELEMENT) throw new Error('arrayInto: the array given does not fit the record');
+    return this.#fill(view);
   }
 
   /** The next record, an array of whichever class was written (a column that may have widened). */
