@@ -196,4 +196,37 @@ describe('a sort order', () => {
       }
     }
   });
+
+  // The choice between walking and the heap takes the matches as spread evenly along the order.
+  // Where they gather at its far end (creators with a high engagement rate have few followers),
+  // a walk from the top would read nearly every row; past as many rows as the heap would read
+  // matches, it gives way to the heap, with the same answer.
+  it('gives way to the heap when the matches gather at the far end of the order, with the same page', () => {
+    const table = new RowTable();
+    const keyOf: number[] = [];
+    const order = new SortOrder(table, (slot) => keyOf[slot]);
+    const rows = 40_000;
+    for (let n = 0; n < rows; n++) {
+      const id = `id${String(n).padStart(6, '0')}`;
+      const slot = table.slotFor(id, id, () => {});
+      keyOf[slot] = n;
+      table.markAlive(slot, true);
+    }
+    order.rebuild();
+    // 1,000 matches, the lowest keys: by the even-spread estimate a page of 21 is ~840 rows away.
+    const bits = new Uint32Array(Math.ceil(rows / 32));
+    for (let slot = 0; slot < 1_000; slot++) bits[slot >>> 5] |= 1 << (slot & 31);
+    // A row changed since the sort sits among them, merged from the changed list.
+    order.touch(500);
+    keyOf[500] = 500.5;
+    for (const backward of [false, true]) {
+      const read: number[] = [];
+      const walk = { from: null, until: null, backward, skip: 3, take: 21 };
+      const listed = order.select(bits, 1_000, { ...walk, visit: (key: number) => read.push(key) });
+      expect(listed, backward ? 'backward' : 'forward').toEqual(order.select(bits, 1_000, { ...walk, strategy: 'heap' }));
+      expect(listed, backward ? 'backward' : 'forward').toEqual(order.select(bits, 1_000, { ...walk, strategy: 'walk' }));
+      // Backward the matches are where the walk starts: it reads its page and no more.
+      expect(read.length, `rows read ${backward ? 'backward' : 'forward'}`).toBeLessThanOrEqual(backward ? 25 : 2_001 + 1_000);
+    }
+  });
 });

@@ -171,7 +171,15 @@ export class SortOrder {
     // Rows visited walking: about (skip + take) per share of matches, at most the span; the heap visits each bit once.
     const walkCost = Math.min(span, ((walk.skip + walk.take) * span) / Math.max(count, 1));
     const accept = (slot: number) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0;
-    if (walk.strategy === 'walk' || (walk.strategy === undefined && walkCost <= held)) return this.#walk(walk, accept);
+    if (walk.strategy === 'walk') return this.#walk(walk, accept)!;
+    if (walk.strategy === undefined && walkCost <= held) {
+      // The estimate takes the matches as spread evenly along the order; where they gather at its
+      // far end (a high engagement minimum under the follower order) the walk reads most of the
+      // span. Past as many rows as the heap reads matches, it gives way to the heap: never more
+      // than about twice the cheaper way.
+      const found = this.#walk(walk, accept, held);
+      if (found !== null) return found;
+    }
     return this.#best(bits, count, walk);
   }
 
@@ -180,7 +188,7 @@ export class SortOrder {
    * them: no bitset of the matches, each row read is tested (a page whose total nobody asked for).
    */
   walkTesting(walk: Walk, accept: (slot: number) => boolean): number[] {
-    return this.#walk(walk, accept);
+    return this.#walk(walk, accept)!;
   }
 
   /**
@@ -455,8 +463,8 @@ export class SortOrder {
     return -this.table.ids.compareText(slot, position.id);
   }
 
-  /** Walks the snapshot and the changed rows together, testing each row. */
-  #walk(walk: Walk, accept: (slot: number) => boolean): number[] {
+  /** Walks the snapshot and the changed rows together, testing each row; null once it has read `budget` rows unfinished. */
+  #walk(walk: Walk, accept: (slot: number) => boolean, budget = Infinity): number[] | null {
     const { from, until, backward } = walk;
     let skip = walk.skip;
     const delta = this.#sortedDelta();
@@ -485,6 +493,7 @@ export class SortOrder {
         if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       }
       walk.visit?.(this.keyOf(slot));
+      if (--budget < 0) return null;
       if (!accept(slot)) continue;
       if (skip > 0) skip--;
       else found.push(slot);
