@@ -479,17 +479,26 @@ export class SortOrder {
       until === null ? -1 : this.#firstAfter((key, slot) => (backward ? this.#toPosition(key, slot, until) <= 0 : this.#toPosition(key, slot, until) < 0));
     const inSnapshot = () => i >= 0 && i < this.#perm.length;
     const inDelta = () => j >= 0 && j < delta.length;
+    // Likewise the next changed row's place among the unchanged ones: the snapshot's rows before
+    // it are merged by index, not each by its key (with writes flowing, some changed row is
+    // nearly always ahead of a walk).
+    const placeOf = (slot: number) => {
+      const key = this.keyOf(slot);
+      return this.#firstAfter((k, s) => this.#bySlots(k, s, key, slot) < 0);
+    };
+    let deltaAt = inDelta() ? placeOf(delta[j]) : 0;
     while (found.length < walk.take) {
       while (inSnapshot() && this.#dirty.has(this.#perm[i])) i += step;
       if (!inSnapshot() && !inDelta()) break;
       let slot: number;
-      if (inSnapshot() && (!inDelta() || this.compareSlots(this.#perm[i], delta[j]) * step < 0)) {
+      if (inSnapshot() && (!inDelta() || (backward ? i >= deltaAt : i < deltaAt))) {
         if (until !== null && (backward ? i < untilIndex : i >= untilIndex)) break;
         slot = this.#perm[i];
         i += step;
       } else {
         slot = delta[j];
         j += step;
+        if (inDelta()) deltaAt = placeOf(delta[j]);
         if (until !== null && this.#toPosition(this.keyOf(slot), slot, until) * step >= 0) break;
       }
       walk.visit?.(this.keyOf(slot));
