@@ -29,7 +29,8 @@ import type { SortOrder } from './sort-order.js';
 // Values are compared exactly as stored: integers (counts, metrics in cents) or epoch milliseconds.
 // NaN is SQL NULL: it is in no bucket and matches no range.
 
-const DEFAULT_BUCKETS = 32;
+/** 63 codes of 6 bits with NULL's 0 (32 buckets, as before, took 6 bits too and left half the codes unused). */
+const DEFAULT_BUCKETS = 62;
 /** Sub-range boundaries per bucket: a slot's sub-range (0..255) is a byte. */
 const SUB_BOUNDARIES = 255;
 
@@ -193,19 +194,20 @@ export class RangeIndex {
   rebalance(size: number): void {
     const present = this.values.present(size);
     present.sort();
-    const boundaries: number[] = [];
-    const push = (value: number) => {
-      if (boundaries.length === 0 || value > boundaries[boundaries.length - 1]) boundaries.push(value);
-    };
-    // Rows holding exactly `value` (whole numbers: those above value - 1).
-    const countOf = (value: number) => bucketOf(present, value) - bucketOf(present, value - 1);
-    const target = this.targetBuckets;
-    for (let j = 1; j < target && present.length > 0; j++) {
-      const value = present[Math.floor((j * present.length) / target)];
-      push(value);
-      // A whole number holding a large share of the rows (0 posts, 0 followers) gets a bucket of
-      // its own, so a bound at it never means testing every one of those rows.
-      if (this.integer && countOf(value) * target * 2 >= present.length) push(value + 1);
+    // Heavy values' own buckets may add to the target: fewer are asked for until the codes fit
+    // the bits the target's take (more bits would cost every pass a slice and every row a bit).
+    const most = (1 << sliceCount(this.targetBuckets)) - 1;
+    let boundaries = this.#quantileBoundaries(present, this.targetBuckets);
+    if (boundaries.length + 1 > most) {
+      // The largest target that fits (a binary search: each try is a few dozen lookups).
+      let fits = 1;
+      let tooMany = this.targetBuckets;
+      while (tooMany - fits > 1) {
+        const target = (fits + tooMany) >>> 1;
+        if (this.#quantileBoundaries(present, target).length + 1 <= most) fits = target;
+        else tooMany = target;
+      }
+      boundaries = this.#quantileBoundaries(present, fits);
     }
     this.#boundaries = Float64Array.from(boundaries);
     const buckets = this.bucketCount;
@@ -235,6 +237,24 @@ export class RangeIndex {
       this.#widenSpan(bucket, slot);
       this.#file(slot, bucket);
     }
+  }
+
+  /** Boundaries of about `target` buckets at quantiles of `present` (sorted). */
+  #quantileBoundaries(present: Float64Array, target: number): number[] {
+    const boundaries: number[] = [];
+    const push = (value: number) => {
+      if (boundaries.length === 0 || value > boundaries[boundaries.length - 1]) boundaries.push(value);
+    };
+    // Rows holding exactly `value` (whole numbers: those above value - 1).
+    const countOf = (value: number) => bucketOf(present, value) - bucketOf(present, value - 1);
+    for (let j = 1; j < target && present.length > 0; j++) {
+      const value = present[Math.floor((j * present.length) / target)];
+      push(value);
+      // A whole number holding a large share of the rows (0 posts, 0 followers) gets a bucket of
+      // its own, so a bound at it never means testing every one of those rows.
+      if (this.integer && countOf(value) * target * 2 >= present.length) push(value + 1);
+    }
+    return boundaries;
   }
 
   #widenSpan(bucket: number, slot: number): void {
