@@ -2,49 +2,21 @@
 // search per workload, on generated rows shaped like the scale set (node --import tsx bench/index-micro.ts).
 //   MICRO_CREATORS (default 1,000,000), MICRO_VIDEOS (2,000,000), MICRO_CHANNELS (200,000)
 import { assignableCategoryIds, demoCategories } from '../src/demo/categories.js';
-import { makeCreator } from '../src/demo/creators.js';
 import { makeChannel, makeVideo } from '../src/demo/videos.js';
 import { parseDuration } from '../src/domain/durations.js';
-import type { CreatorIndexRow } from '../src/domain/index-rows.js';
 import type { CreatorFilter, CreatorSearch } from '../src/inputs/creators.js';
 import type { VideoFilter, VideoSearch } from '../src/inputs/videos.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
 import { VideoIndex } from '../src/search/tables/videos.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
+import { cents, creatorRow } from './generated-rows.js';
 
 const creators = Number(process.env.MICRO_CREATORS ?? 1_000_000);
 const videos = Number(process.env.MICRO_VIDEOS ?? 2_000_000);
 const channels = Number(process.env.MICRO_CHANNELS ?? 200_000);
 // Typed arrays live outside the V8 heap: count both.
 const mb = () => (process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers) / 1_048_576;
-const cents = (value: number | undefined) => Math.round((value ?? 0) * 100);
 void parseDuration;
-
-function creatorRow(index: number, categoryIds: number[]): CreatorIndexRow {
-  const r = makeCreator(`scale:creator:${index}`, `9${String(index).padStart(12, '0')}`, index, categoryIds);
-  return {
-    platform: 'twitter',
-    userId: r.user_id,
-    username: r.username.toLowerCase(),
-    fullName: (r.full_name ?? '').toLowerCase(),
-    country: (r.country ?? '').toUpperCase(),
-    language: (r.language ?? '').toLowerCase(),
-    gender: { unknown: 0, male: 1, female: 2 }[r.gender ?? 'unknown'],
-    followerCount: r.follower_count ?? 0,
-    isVerified: r.is_verified ?? false,
-    hasEmail: r.has_email ?? false,
-    avgEngagementRate: cents(r.avg_engagement_rate),
-    avgVideoEngagementRate: cents(r.avg_video_engagement_rate),
-    avgCommentCount: cents(r.avg_comment_count),
-    avgLikeCount: cents(r.avg_like_count),
-    avgViewCount: cents(r.avg_view_count),
-    avgEngagementCount: cents(r.avg_like_count) + cents(r.avg_comment_count) + cents(r.avg_retweet_count),
-    retweetRatio: cents(r.retweet_ratio),
-    recentMonthPublishCount: r.recent_month_publish_count ?? 0,
-    lastPublishAt: r.last_publish_at ? Date.parse(r.last_publish_at) : NaN,
-    categoryIds: r.category_ids ?? [],
-  };
-}
 
 function time<T>(label: string, runs: number, work: () => T): T {
   let result = work();
