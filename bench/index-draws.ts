@@ -10,38 +10,59 @@
 //   DRAWS_WRITES=1   a write before each search, so the orders hold changed rows as when the change
 //                    feed is busy (default: each filter evaluated afresh, the orders unchanged)
 import { closeSync, existsSync, openSync } from 'node:fs';
+import { z } from 'zod';
 import { assignableCategoryIds, demoCategories } from '../src/demo/categories.js';
 import type { CreatorIndexRow } from '../src/domain/index-rows.js';
 import type { CreatorSearch } from '../src/inputs/creators.js';
-import { SnapshotReader, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
+import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
 import { creatorRow } from './generated-rows.js';
 import { type Category, expandCategoryIds, type Session } from './specs.js';
 import { selectWorkloads, sessionSequence, type Vocabulary } from './workloads.js';
 
-const creators = Number(process.env.DRAWS_CREATORS ?? 1_000_000);
-const workloads = selectWorkloads((process.env.DRAWS_WORKLOADS ?? 'creators-selective,graphql-creators,graphql-creator-facets').split(','));
-const count = Number(process.env.DRAWS_COUNT ?? 300);
-const snapshot = process.env.DRAWS_SNAPSHOT;
-const writes = process.env.DRAWS_WRITES === '1';
-/** A snapshot of this tool's own: one index, no change feed position. */
+const settings = z
+  .object({
+    DRAWS_CREATORS: z.coerce.number().int().positive().default(1_000_000),
+    DRAWS_WORKLOADS: z.string().min(1).default('creators-selective,graphql-creators,graphql-creator-facets'),
+    DRAWS_COUNT: z.coerce.number().int().positive().default(300),
+    DRAWS_SNAPSHOT: z.string().min(1).optional(),
+    DRAWS_WRITES: z.enum(['0', '1']).default('0'),
+  })
+  .parse(process.env);
+const creators = settings.DRAWS_CREATORS;
+const workloads = selectWorkloads(settings.DRAWS_WORKLOADS.split(','));
+const count = settings.DRAWS_COUNT;
+const snapshot = settings.DRAWS_SNAPSHOT;
+const writes = settings.DRAWS_WRITES === '1';
+/** A snapshot of this tool's own: how many creators it was built from, then the index. */
 const SNAPSHOT_FORMAT = 1;
 
 const categoryIds = assignableCategoryIds(demoCategories());
 
+/** The index from `path`, or null when the file holds another format or another number of creators (it is then built again). */
+function readIndex(path: string): CreatorIndex | null {
+  const input = SnapshotReader.open(path);
+  try {
+    if (input.version !== SNAPSHOT_FORMAT || input.value<{ creators: number }>().creators !== creators) return null;
+    const index = new CreatorIndex();
+    index.load(input);
+    input.finish();
+    return index;
+  } catch (error) {
+    if (error instanceof SnapshotRejected) return null;
+    throw error;
+  } finally {
+    input.close();
+  }
+}
+
 function buildOrRead(): { index: CreatorIndex; sample: CreatorIndexRow[] } {
-  const index = new CreatorIndex();
   const started = performance.now();
-  if (snapshot && existsSync(snapshot)) {
-    const input = SnapshotReader.open(snapshot);
-    try {
-      index.load(input);
-      input.finish();
-    } finally {
-      input.close();
-    }
-    process.stderr.write(`read ${snapshot} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  } else {
+  const read = snapshot && existsSync(snapshot) ? readIndex(snapshot) : null;
+  const index = read ?? new CreatorIndex();
+  if (read) process.stderr.write(`read ${snapshot} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  else {
+    if (snapshot && existsSync(snapshot)) process.stderr.write(`${snapshot} holds another build or number of creators: building again\n`);
     for (let i = 0; i < creators; i++) {
       index.upsert(creatorRow(i, categoryIds));
       if (i > 0 && i % 1_000_000 === 0) process.stderr.write(`built ${i.toLocaleString('en')} creators\n`);
@@ -52,6 +73,7 @@ function buildOrRead(): { index: CreatorIndex; sample: CreatorIndexRow[] } {
       const fd = openSync(snapshot, 'w');
       try {
         const out = new SnapshotWriter(fd, SNAPSHOT_FORMAT);
+        out.value({ creators });
         index.save(out);
         out.finish();
       } finally {
