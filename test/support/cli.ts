@@ -26,6 +26,11 @@ export function runCli(args: string[], env: Record<string, string>, stdin?: stri
     // 'close', not 'exit': the process may end before its output is read (seen under load: a
     // usage printed, exit 0, and stdout empty).
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+    // A command may end without reading its input (a refused argument): the rest then meets a
+    // closed pipe, and its exit code and output are the answer.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(stdin ?? '');
   });
 }
