@@ -334,38 +334,39 @@ export class TextIndex {
       entries = entries.filter((entry) => this.#texts.startsWith(entry, needle));
     }
     if (how === 'equals') entries = entries.filter((entry) => this.#texts.equals(entry, query));
-    this.#slotsOf(bits, entries);
-    return this.#rows.keep(key, this.#version, { bits, count: popcount(bits) }).bits;
+    const rows = this.#slotsOf(bits, entries);
+    // Every slot of an entry is set, so the entries' rows are the count, unless some lie past `words`.
+    const count = this.#slots <= words * 32 ? rows : popcount(bits);
+    return this.#rows.keep(key, this.#version, { bits, count }).bits;
   }
 
-  /** out (all 0 on entry) = the slots of the given entries. */
-  #slotsOf(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>): void {
+  /** out (all 0 on entry) = the slots of the given entries; returns how many there are. */
+  #slotsOf(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>): number {
     let rows = 0;
     for (const entry of entries) rows += this.#entryRows[entry];
     const slots = Math.min(this.#slots, out.length * 32);
     if (this.#changedSlots.length > Math.max(1024, this.#slots * REBUILD_WHEN_CHANGED_OVER)) this.#group();
     if (rows * SCAN_WHEN_ROWS_OVER > slots) {
-      if ((this.#rowsWithText - rows) * SCAN_WHEN_ROWS_OVER <= slots) return this.#allBut(out, entries);
-      return this.#scanInto(out, entries, slots);
+      if ((this.#rowsWithText - rows) * SCAN_WHEN_ROWS_OVER <= slots) this.#allBut(out, entries);
+      else this.#scanInto(out, entries, slots);
+      return rows;
     }
     const groups = this.#groupStart.length - 1;
     for (const entry of entries) {
       // A text first seen after the grouping has no group: its slots all changed.
       if (entry < groups) this.#markGroup(out, entry, true);
     }
-    if (this.#changedSlots.length === 0) return;
-    const wanted = this.#wantedOf(entries);
-    const codes = this.#entryOf.codes;
-    for (const slot of this.#changedSlots) {
-      if (wanted[codes[slot]] === 1) out[slot >>> 5] |= 1 << (slot & 31);
-    }
-    for (const entry of entries) wanted[entry + 1] = 0;
+    this.#settleChanged(out, entries);
+    return rows;
   }
 
-  /** Sets (or clears) in `out` the slots of `entry`'s group that did not change since the grouping. */
+  /**
+   * Sets (or clears) in `out` every slot of `entry`'s group as grouped, changed ones included:
+   * testing each row against the changed slots cost a random read per row, where putting the few
+   * changed slots right afterwards (#settleChanged) costs one per changed slot.
+   */
   #markGroup(out: Uint32Array, entry: number, set: boolean): void {
     const bytes = this.#groupBytes;
-    const changed = this.#changed.words;
     // Slots + 1, from the distances between them (see #groupBytes); every distance is below 2^31,
     // so its fifth byte holds at most 3 bits and the shifts stay within an Int32.
     for (let k = this.#groupStart[entry], end = this.#groupStart[entry + 1], next = 0; k < end; ) {
@@ -377,11 +378,22 @@ export class TextIndex {
       }
       next += gap;
       const slot = next - 1;
-      const bit = 1 << (slot & 31);
-      if ((changed[slot >>> 5] & bit) !== 0) continue;
-      if (set) out[slot >>> 5] |= bit;
-      else out[slot >>> 5] &= ~bit;
+      if (set) out[slot >>> 5] |= 1 << (slot & 31);
+      else out[slot >>> 5] &= ~(1 << (slot & 31));
     }
+  }
+
+  /** Each slot changed since the grouping set in `out` as its entry is one of `entries` or not: its group membership is stale. */
+  #settleChanged(out: Uint32Array, entries: ArrayLike<number> & Iterable<number>): void {
+    if (this.#changedSlots.length === 0) return;
+    const wanted = this.#wantedOf(entries);
+    const codes = this.#entryOf.codes;
+    for (const slot of this.#changedSlots) {
+      // A slot without text has code 0, never wanted.
+      if (wanted[codes[slot]] === 1) out[slot >>> 5] |= 1 << (slot & 31);
+      else out[slot >>> 5] &= ~(1 << (slot & 31));
+    }
+    for (const entry of entries) wanted[entry + 1] = 0;
   }
 
   /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
@@ -402,12 +414,8 @@ export class TextIndex {
     for (let entry = 0, groups = this.#groupStart.length - 1; entry < groups; entry++) {
       if (wanted[entry + 1] === 0) this.#markGroup(out, entry, false);
     }
-    const codes = this.#entryOf.codes;
-    for (const slot of this.#changedSlots) {
-      const code = codes[slot];
-      if (code !== 0 && wanted[code] === 0) out[slot >>> 5] &= ~(1 << (slot & 31));
-    }
     for (const entry of entries) wanted[entry + 1] = 0;
+    this.#settleChanged(out, entries);
   }
 
   /** Every slot whose entry is one of `entries`, found in one pass over the slots. */
