@@ -20,7 +20,7 @@ describe('the result cache', () => {
     const pool = new BitsetPool();
     const cache = new ResultCache(pool);
     const kept = new Map<string, number[]>();
-    // Shares from one row in 3,000 to one in two: both sides of the list/bitset line (1 in 64).
+    // Shares from one row in 3,000 to one in two: both sides of the list/bitset line (1 in 256).
     for (let i = 0; i < 20; i++) {
       const share = [0.0003, 0.003, 0.01, 0.05, 0.5][i % 5];
       const match = cache.keep(`f${i}`, 1, randomMatch(pool, rng, share));

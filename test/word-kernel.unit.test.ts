@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { andAnyInto, andInto, andNotInto, bitCount, orInto, popcount, popcountAnd } from '../src/search/primitives/bitset.js';
+import { andAnyInto, andInto, andNotInto, bitCount, bitsOf, orInto, popcount, popcountAnd, setBitList } from '../src/search/primitives/bitset.js';
 import { CHUNK_BLOCKS } from '../src/search/primitives/word-kernel.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 // @ts-expect-error: a plain script, without types
@@ -77,6 +77,19 @@ describe('counts and bitset operations through the kernel', () => {
       check('andAnyInto', from, to, (out) => andAnyInto(out, [short, c, b.subarray(0, from + 10)], to, from), (word, i) => word & (at(short, i) | c[i] | at(b.subarray(0, from + 10), i)));
       check('andAnyInto of none', from, to, (out) => andAnyInto(out, [], to, from), () => 0);
       check('andNotInto', 0, to, (out) => andNotInto(out, short, to), (word, i) => word & ~at(short, i));
+    }
+  });
+
+  it('list the set bits in order, from any block of any chunk', () => {
+    // Bits in the first and last word, in a partial last block, and densities from empty to full.
+    for (const [length, density] of [[words, 0], [words, 0.001], [words, 0.3], [words - 1, 1], [300, 0.05], [CHUNK_BLOCKS * 4, 0.01], [17, 0.5]] as const) {
+      const bits = Uint32Array.from({ length }, () => (random.next() < density ? random.int(1, 2 ** 32 - 1) >>> 0 : 0));
+      if (density > 0) {
+        bits[0] |= 1;
+        bits[length - 1] |= 0x80000000;
+      }
+      const expected = bitsOf(bits);
+      expect([...setBitList(bits, expected.length)], `${length} words at ${density}`).toEqual(expected);
     }
   });
 });

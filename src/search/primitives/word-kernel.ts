@@ -27,6 +27,7 @@ interface Exports {
   and(a: number, b: number, blocks: number): void;
   or(a: number, b: number, blocks: number): void;
   andNot(a: number, b: number, blocks: number): void;
+  setBlocks(a: number, blocks: number, list: number): number;
 }
 
 /** How a bitset operation combines a word of its target with its sources' (OR-ed, for `and`). */
@@ -174,6 +175,30 @@ class Kernel {
     }
   }
 
+  /** The bits set in `bits`, ascending, into `out` (room for all of them). */
+  listBits(bits: Uint32Array, out: Uint32Array): void {
+    const words = this.#words;
+    const list = this.#chunk.list;
+    let n = 0;
+    for (let start = 0; start < bits.length; start += CHUNK_WORDS) {
+      const last = Math.min(bits.length, start + CHUNK_WORDS);
+      const blocks = (last - start + 3) >>> 2;
+      this.#load(WORK_A, bits, start, start, last, blocks);
+      const listed = this.#exports.setBlocks(WORK_A, blocks, LIST);
+      for (let i = 0; i < listed; i++) {
+        const first = list[i] << 2;
+        for (let w = first; w < first + 4; w++) {
+          let word = words[(WORK_A >>> 2) + w];
+          while (word !== 0) {
+            const lowest = word & -word;
+            out[n++] = ((start + w) << 5) + 31 - Math.clz32(lowest);
+            word ^= lowest;
+          }
+        }
+      }
+    }
+  }
+
   #finish(start: number, edges: (chunk: Chunk) => void): void {
     const listed = this.#exports.listed.value as number;
     if (listed === 0) return;
@@ -254,6 +279,11 @@ export function countBitsOfBoth(a: Uint32Array, b: Uint32Array, from: number, to
 /** target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0] (see Kernel.combine). */
 export function combineBits(how: Combination, target: Uint32Array, sources: readonly Uint32Array[], from: number, to: number): void {
   theKernel().combine(how, target, sources, from, Math.min(to, target.length));
+}
+
+/** The bits set in `bits`, ascending, into `out`, which has room for all of them. */
+export function listBits(bits: Uint32Array, out: Uint32Array): void {
+  theKernel().listBits(bits, out);
 }
 
 /** The index in a block-layout slices array of bit `j` of word `word`'s codes. */
