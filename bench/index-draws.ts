@@ -15,6 +15,7 @@ import { assignableCategoryIds, demoCategories } from '../src/demo/categories.js
 import type { CreatorIndexRow } from '../src/domain/index-rows.js';
 import type { CreatorSearch } from '../src/inputs/creators.js';
 import { SnapshotReader, SnapshotRejected, SnapshotWriter } from '../src/search/primitives/snapshot-io.js';
+import { SNAPSHOT_FORMAT } from '../src/search/runtime/snapshots.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
 import { creatorRow } from './generated-rows.js';
 import { type Category, expandCategoryIds, type Session } from './specs.js';
@@ -34,12 +35,13 @@ const workloads = selectWorkloads(settings.DRAWS_WORKLOADS.split(','));
 const count = settings.DRAWS_COUNT;
 const snapshot = settings.DRAWS_SNAPSHOT;
 const writes = settings.DRAWS_WRITES === '1';
-/** A snapshot of this tool's own: how many creators it was built from, then the index. */
-const SNAPSHOT_FORMAT = 1;
 
 const categoryIds = assignableCategoryIds(demoCategories());
 
-/** The index from `path`, or null when the file holds another format or another number of creators (it is then built again). */
+/**
+ * The index from `path` (how many creators it was built from, then the index, under the service's
+ * snapshot format), or null when the file holds another format or number of creators: built again.
+ */
 function readIndex(path: string): CreatorIndex | null {
   const input = SnapshotReader.open(path);
   try {

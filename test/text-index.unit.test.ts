@@ -75,14 +75,22 @@ describe('the substring index', () => {
     check('from a snapshot', roundTrip(index, new TextIndex()));
   });
 
-  it('reads groups whose slots lie 1 to 17 million slots apart (varint distances of 1 to 4 bytes), grouped and through a snapshot', () => {
-    // Few rows spread over a wide table: each group's distances from 1 to 17 million slots.
-    const slots = [0, 1, 2, 127, 128, 129, 255, 256, 16_383, 16_384, 16_511, 65_535, 65_536, 2_097_151, 2_097_152, 2_097_280, 3_000_000, 20_000_000];
+  it('reads groups of every distance width (1 to 4 bytes, each at its edges), grouped and through a snapshot', () => {
+    // Each text's rows, chosen so its widest distance sits at an edge of a width: 255 and 256, 65,535
+    // and 65,536, 16,777,215 and 16,777,216; a group of one row far out; the first slot anywhere.
+    const groups: Record<string, number[]> = {
+      'width one': [0, 1, 2, 257],
+      'width two low': [3, 259],
+      'width two high': [4, 65_539],
+      'width three low': [5, 65_541, 65_542],
+      'width three high': [6, 16_777_221],
+      'width four': [7, 16_777_223, 20_000_000],
+      'alone far out': [19_999_999],
+    };
     const size = 20_000_001;
     const words = Math.ceil(size / 32);
     const index = new TextIndex();
-    for (const [i, slot] of slots.entries()) index.set(slot, i % 2 === 0 ? 'rare video title' : 'other clip');
-    index.set(size - 2, 'common');
+    for (const [text, slots] of Object.entries(groups)) for (const slot of slots) index.set(slot, text);
     index.trim();
     const found = (from: TextIndex, query: string) => {
       const bits = from.rowsMatching(query, words);
@@ -92,10 +100,10 @@ describe('the substring index', () => {
     };
     const back = roundTrip(index, new TextIndex());
     for (const from of [index, back]) {
-      expect(found(from, 'rare')).toEqual(slots.filter((_, i) => i % 2 === 0));
-      expect(found(from, 'clip')).toEqual(slots.filter((_, i) => i % 2 === 1));
-      // Every text but one: taken away from the rows with a text (the other groups read too).
-      expect(found(from, 'o')).toEqual([...slots, size - 2].sort((a, b) => a - b));
+      for (const [text, slots] of Object.entries(groups)) expect(found(from, text), text).toEqual(slots);
+      expect(found(from, 'two')).toEqual([3, 4, 259, 65_539]);
+      // Every text but one: six groups into one bitset.
+      expect(found(from, 'i')).toEqual(Object.entries(groups).filter(([text]) => text.includes('i')).flatMap(([, slots]) => slots).sort((a, b) => a - b));
     }
   });
 

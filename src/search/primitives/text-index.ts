@@ -109,8 +109,9 @@ export class TextIndex {
   readonly #entryOf = new EntryColumn();
   /**
    * The slots grouped by entry when built: entry e's are in groupBytes[groupStart[e] … groupStart[e + 1]),
-   * ascending, each as its distance from the one before (the first from 0) in LEB128 varints: 1–3
-   * bytes a slot where a 4-byte slot number took 4 (a title's rows are thousands of slots apart).
+   * ascending: a head (GROUP_HEAD: the width, then the first slot), then each slot's distance from
+   * the one before in the group's width, the bytes its widest distance needs: 2 a row for a full
+   * name's rows (hundreds of slots apart), 3 for a username's, where a slot number took 4.
    */
   #groupStart = new Float64Array(1);
   #groupBytes = new Uint8Array(0);
@@ -197,7 +198,15 @@ export class TextIndex {
     const lengths = input.array(Uint32Array);
     const all = input.array(Uint32Array);
     const start = this.#groupStart;
-    const groupsAddUp = start.length === this.#texts.size + 1 && start[0] === 0 && start[start.length - 1] === this.#groupBytes.length && start.every((at, i) => i === 0 || at >= start[i - 1]);
+    const bytes = this.#groupBytes;
+    // Each group empty, or a head and whole distances of its width.
+    const groupIsWhole = (at: number, i: number) => {
+      if (i === 0) return at === 0;
+      const length = at - start[i - 1];
+      const width = bytes[start[i - 1]];
+      return length === 0 || (length >= GROUP_HEAD && width >= 1 && width <= 4 && (length - GROUP_HEAD) % width === 0);
+    };
+    const groupsAddUp = start.length === this.#texts.size + 1 && start[start.length - 1] === bytes.length && start.every(groupIsWhole);
     if (lengths.length !== keys.length || this.#entryOf.codes.length < slots || !groupsAddUp || (this.#table.length & (this.#table.length - 1)) !== 0) {
       throw new SnapshotRejected('a text index does not add up');
     }
@@ -222,30 +231,40 @@ export class TextIndex {
     const codes = this.#entryOf.codes;
     const slots = this.#slots;
     const entries = this.#texts.size;
-    const start = new Float64Array(entries + 1);
-    // The last slot written in each group (+ 1: 0 for none yet), by stored code.
+    // By stored code: the rows, the last slot seen (+ 1: 0 for none yet), the widest distance.
+    const rows = new Int32Array(entries + 1);
     const last = new Int32Array(entries + 1);
+    const widest = new Int32Array(entries + 1);
     for (let slot = 0; slot < slots; slot++) {
       const code = codes[slot];
       if (code === 0) continue;
-      start[code] += varintLength(slot + 1 - last[code]);
+      if (last[code] !== 0) widest[code] = Math.max(widest[code], slot + 1 - last[code]);
       last[code] = slot + 1;
+      rows[code]++;
     }
-    for (let entry = 0; entry < entries; entry++) start[entry + 1] += start[entry];
+    const start = new Float64Array(entries + 1);
+    for (let entry = 0; entry < entries; entry++) {
+      const n = rows[entry + 1];
+      start[entry + 1] = start[entry] + (n === 0 ? 0 : GROUP_HEAD + (n - 1) * bytesFor(widest[entry + 1]));
+    }
     const bytes = new Uint8Array(start[entries]);
     const fill = start.slice(0, entries);
     last.fill(0);
     for (let slot = 0; slot < slots; slot++) {
       const code = codes[slot];
       if (code === 0) continue;
-      let gap = slot + 1 - last[code];
-      last[code] = slot + 1;
       let at = fill[code - 1];
-      while (gap >= 0x80) {
-        bytes[at++] = (gap & 0x7f) | 0x80;
-        gap >>>= 7;
+      const width = bytesFor(widest[code]);
+      // The head: the width, then the first slot in 4 bytes; then each distance in `width` bytes.
+      let value = slot;
+      let size = 4;
+      if (last[code] === 0) bytes[at++] = width;
+      else {
+        value = slot + 1 - last[code];
+        size = width;
       }
-      bytes[at++] = gap;
+      last[code] = slot + 1;
+      for (let i = 0; i < size; i++, value >>>= 8) bytes[at++] = value & 0xff;
       fill[code - 1] = at;
     }
     this.#groupStart = start;
@@ -366,20 +385,30 @@ export class TextIndex {
    * changed slots right afterwards (#settleChanged) costs one per changed slot.
    */
   #markGroup(out: Uint32Array, entry: number, set: boolean): void {
+    let k = this.#groupStart[entry];
+    const end = this.#groupStart[entry + 1];
+    if (k === end) return;
     const bytes = this.#groupBytes;
-    // Slots + 1, from the distances between them (see #groupBytes); every distance is below 2^31,
-    // so its fifth byte holds at most 3 bits and the shifts stay within an Int32.
-    for (let k = this.#groupStart[entry], end = this.#groupStart[entry + 1], next = 0; k < end; ) {
-      let byte = bytes[k++];
-      let gap = byte & 0x7f;
-      for (let shift = 7; byte >= 0x80; shift += 7) {
-        byte = bytes[k++];
-        gap |= (byte & 0x7f) << shift;
-      }
-      next += gap;
-      const slot = next - 1;
+    const width = bytes[k];
+    let slot = bytes[k + 1] | (bytes[k + 2] << 8) | (bytes[k + 3] << 16) | (bytes[k + 4] << 24);
+    k += GROUP_HEAD;
+    // One loop per width: a distance read without a branch per byte (LEB128 varints mispredicted
+    // one per row, and a name fragment's search spent most of its time decoding them).
+    for (;;) {
       if (set) out[slot >>> 5] |= 1 << (slot & 31);
       else out[slot >>> 5] &= ~(1 << (slot & 31));
+      if (k >= end) return;
+      if (width === 1) slot += bytes[k++];
+      else if (width === 2) {
+        slot += bytes[k] | (bytes[k + 1] << 8);
+        k += 2;
+      } else if (width === 3) {
+        slot += bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16);
+        k += 3;
+      } else {
+        slot += bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16) | (bytes[k + 3] << 24);
+        k += 4;
+      }
     }
   }
 
@@ -503,7 +532,10 @@ export class TextIndex {
   }
 }
 
-/** Bytes of `value` (>= 1) as a LEB128 varint. */
-function varintLength(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
+/** A group's head: its distances' width in bytes, then its first slot in 4. */
+const GROUP_HEAD = 5;
+
+/** Bytes that hold `value` (>= 0; a group of one row has no distance, and takes 1). */
+function bytesFor(value: number): number {
+  return value < 0x100 ? 1 : value < 0x10000 ? 2 : value < 0x1000000 ? 3 : 4;
 }

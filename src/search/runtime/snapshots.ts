@@ -30,8 +30,9 @@ import { type Partition, WHOLE } from './partition.js';
 // power-of-two mask (a table of format 5 read as 6 would miss its keys); 7: sort orders without
 // their keys (read from the columns); 8: row ids packed by alphabet, instants and
 // whole numbers past an Int32 in 5 bytes, no channel country strings (issue 22); 9: range
-// index slices in blocks of four words (the SIMD kernel's layout).
-export const SNAPSHOT_FORMAT = 9;
+// index slices in blocks of four words (the SIMD kernel's layout); 10: text groups' distances
+// in a width per group, not LEB128 varints.
+export const SNAPSHOT_FORMAT = 10;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */
