@@ -107,6 +107,18 @@ describe('the substring index', () => {
     }
   });
 
+  it('answers a three-character query from its trigram, and tests a longer one where every trigram is but the query is not', () => {
+    const index = new TextIndex();
+    // Entries in order; "abcxbcd" holds both trigrams of "abcd" apart, "bcdabc" every one of "bcdab"'s.
+    const texts = ['abcxbcd', 'abcd', 'bcdabc', 'xabcdx', 'cdab', 'bcd'];
+    // Thousands of texts with one trigram of the queries (a long posting) and a few with the rare one.
+    for (let i = 0; i < 3_000; i++) texts.push(`bc${i}`, i % 500 === 0 ? `zab${i}` : `q${i}`);
+    texts.forEach((text, slot) => index.set(slot, text));
+    const expected = (query: string) => texts.flatMap((text, entry) => (text.includes(query) ? [entry] : []));
+    for (const query of ['abcd', 'bcd', 'bcda', 'bcdab', 'dab', 'cdab', 'zab1', 'zab', 'bc1000', 'bc29', 'abc', 'xbcd', 'q', 'bc'])
+      expect(Array.from(index.matchingEntries(query)), query).toEqual(expected(query));
+  });
+
   it('holds at most its budget of matching entries over all queries, and extends a kept result as texts arrive', () => {
     const slots = 3_000;
     const words = Math.ceil(slots / 32);

@@ -1,5 +1,6 @@
 import { Bitset, BitsetPool, grownLength, popcount, trimmed, withRoom } from './bitset.js';
 import { ResultCache } from './result-cache.js';
+import { lowerBound } from './lower-bound.js';
 import { hashOf, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
@@ -313,11 +314,7 @@ export class TextIndex {
     else cached = { upTo: 0, entries: new Int32Array(0) };
     this.#matchesHeld -= cached.entries.length;
     if (cached.upTo < this.#texts.size) {
-      const needle = utf8(query);
-      const found: number[] = [];
-      for (const entry of this.#candidates(query, cached.upTo)) {
-        if (this.#texts.includes(entry, needle)) found.push(entry);
-      }
+      const found = this.#entriesContaining(query, cached.upTo);
       if (found.length > 0) {
         const entries = new Int32Array(cached.entries.length + found.length);
         entries.set(cached.entries);
@@ -460,27 +457,40 @@ export class TextIndex {
     for (const entry of entries) wanted[entry + 1] = 0;
   }
 
-  /** Entries from `from` on that may contain `query`: those of its rarest trigram, or all for short queries. */
-  *#candidates(query: string, from: number): Generator<number> {
-    if (query.length < 3) {
-      for (let entry = from; entry < this.#texts.size; entry++) yield entry;
-      return;
-    }
-    let rarest: Posting | undefined;
+  /**
+   * The entries from `from` on whose text contains `query`. A query of three characters is one
+   * trigram, whose posting is the answer. A longer one takes the entries holding every trigram of
+   * it (the rarest posting intersected with the others, all in entry order) and tests those: a
+   * username fragment matched 37,000 of 761,000 usernames at 10M creators, and testing each cost
+   * 5-7 ms, the posting alone 0.05.
+   */
+  #entriesContaining(query: string, from: number): Int32Array {
+    if (query.length < 3) return this.#tested(query, (test) => {
+      for (let entry = from; entry < this.#texts.size; entry++) test(entry);
+    });
+    const postings: Posting[] = [];
     for (let at = 0; at + 3 <= query.length; at++) {
       const posting = this.#trigrams.get(trigramKey(query, at));
-      if (!posting) return;
-      if (!rarest || posting.length < rarest.length) rarest = posting;
+      if (!posting) return new Int32Array(0);
+      postings.push(posting);
     }
-    // Postings are in entry order: skip to the first entry at or after `from`.
-    let lo = 0;
-    let hi = rarest!.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (rarest!.data[mid] < from) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < rarest!.length; i++) yield rarest!.data[i];
+    postings.sort((a, b) => a.length - b.length);
+    let candidates = postings[0].data.subarray(lowerBound(postings[0].data, from, postings[0].length), postings[0].length);
+    for (let k = 1; k < postings.length && candidates.length > 0; k++) candidates = intersection(candidates, postings[k]);
+    if (query.length === 3) return Int32Array.from(candidates);
+    return this.#tested(query, (test) => {
+      for (let i = 0; i < candidates.length; i++) test(candidates[i]);
+    });
+  }
+
+  /** The entries `visit` offers whose text contains `query`, in the order offered. */
+  #tested(query: string, visit: (test: (entry: number) => void) => void): Int32Array {
+    const needle = utf8(query);
+    const found: number[] = [];
+    visit((entry) => {
+      if (this.#texts.includes(entry, needle)) found.push(entry);
+    });
+    return Int32Array.from(found);
   }
 
   #entryFor(text: string): number {
@@ -530,6 +540,35 @@ export class TextIndex {
       this.#table[place] = entry + 1;
     }
   }
+}
+
+/**
+ * The values of `list` also in `posting` (both ascending), in a new array. Each is sought from the
+ * last place found, galloping: a common trigram's posting may be a hundred times the list.
+ */
+function intersection(list: Uint32Array, posting: Posting): Uint32Array {
+  const { data, length } = posting;
+  const out = new Uint32Array(list.length);
+  let n = 0;
+  let at = 0;
+  for (let i = 0; i < list.length && at < length; i++) {
+    const value = list[i];
+    if (data[at] < value) {
+      // Steps doubling while they land below `value`, then a binary search within the last one.
+      let step = 1;
+      while (at + step < length && data[at + step] < value) step *= 2;
+      let lo = at + (step >>> 1) + 1;
+      let hi = Math.min(at + step, length);
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (data[mid] < value) lo = mid + 1;
+        else hi = mid;
+      }
+      at = lo;
+    }
+    if (at < length && data[at] === value) out[n++] = value;
+  }
+  return out.subarray(0, n);
 }
 
 /** A group's head: its distances' width in bytes, then its first slot in 4. */
