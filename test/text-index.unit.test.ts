@@ -77,7 +77,8 @@ describe('the substring index', () => {
 
   it('reads groups of every distance width (1 to 4 bytes, each at its edges), grouped and through a snapshot', () => {
     // Each text's rows, chosen so its widest distance sits at an edge of a width: 255 and 256, 65,535
-    // and 65,536, 16,777,215 and 16,777,216; a group of one row far out; the first slot anywhere.
+    // and 65,536, 16,777,215 and 16,777,216; a group of one row far out; the first slot anywhere;
+    // groups whose widest distance is kept apart in 4 bytes after a 0.
     const groups: Record<string, number[]> = {
       'width one': [0, 1, 2, 257],
       'width two low': [3, 259],
@@ -86,6 +87,9 @@ describe('the substring index', () => {
       'width three high': [6, 16_777_221],
       'width four': [7, 16_777_223, 20_000_000],
       'alone far out': [19_999_999],
+      // Cheapest in 1 byte a distance, and in 2, with distances of 256 and 65,536 (and 5 million) kept apart.
+      'escaped small': [...Array.from({ length: 20 }, (_, i) => 300 + i), 319 + 256, 5_000_000],
+      'escaped wider': [...Array.from({ length: 10 }, (_, i) => 400 + 300 * i), 3_100 + 65_536, 3_100 + 65_536 + 300],
     };
     const size = 20_000_001;
     const words = Math.ceil(size / 32);

@@ -1,6 +1,6 @@
 import { Bitset, BitsetPool, grownLength, popcount, trimmed, withRoom } from './bitset.js';
-import { ResultCache } from './result-cache.js';
 import { lowerBound } from './lower-bound.js';
+import { ResultCache } from './result-cache.js';
 import { hashOf, tooFull } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { StringStore, utf8 } from './string-store.js';
@@ -111,8 +111,11 @@ export class TextIndex {
   /**
    * The slots grouped by entry when built: entry e's are in groupBytes[groupStart[e] … groupStart[e + 1]),
    * ascending: a head (GROUP_HEAD: the width, then the first slot), then each slot's distance from
-   * the one before in the group's width, the bytes its widest distance needs: 2 a row for a full
-   * name's rows (hundreds of slots apart), 3 for a username's, where a slot number took 4.
+   * the one before in the group's width, the fewest bytes over the group: 2 a row for a full name's
+   * rows (hundreds of slots apart), 3 for a username's, where a slot number took 4. A distance too
+   * wide for its group is a 0 of the width, then 4 bytes: a video title's few thousand rows lie
+   * 10,000 slots apart in 20 million, but the widest gap of each needed 3 bytes, and every row
+   * taking 3 held 29 MiB more than varints did.
    */
   #groupStart = new Float64Array(1);
   #groupBytes = new Uint8Array(0);
@@ -200,12 +203,12 @@ export class TextIndex {
     const all = input.array(Uint32Array);
     const start = this.#groupStart;
     const bytes = this.#groupBytes;
-    // Each group empty, or a head and whole distances of its width.
+    // Each group empty, or a head and a width.
     const groupIsWhole = (at: number, i: number) => {
       if (i === 0) return at === 0;
       const length = at - start[i - 1];
       const width = bytes[start[i - 1]];
-      return length === 0 || (length >= GROUP_HEAD && width >= 1 && width <= 4 && (length - GROUP_HEAD) % width === 0);
+      return length === 0 || (length >= GROUP_HEAD && width >= 1 && width <= 4);
     };
     const groupsAddUp = start.length === this.#texts.size + 1 && start[start.length - 1] === bytes.length && start.every(groupIsWhole);
     if (lengths.length !== keys.length || this.#entryOf.codes.length < slots || !groupsAddUp || (this.#table.length & (this.#table.length - 1)) !== 0) {
@@ -232,21 +235,35 @@ export class TextIndex {
     const codes = this.#entryOf.codes;
     const slots = this.#slots;
     const entries = this.#texts.size;
-    // By stored code: the rows, the last slot seen (+ 1: 0 for none yet), the widest distance.
+    // By stored code: the rows, the last slot seen (+ 1: 0 for none yet), and how many distances
+    // need more than 1, 2 and 3 bytes.
     const rows = new Int32Array(entries + 1);
     const last = new Int32Array(entries + 1);
-    const widest = new Int32Array(entries + 1);
+    const over = [new Int32Array(entries + 1), new Int32Array(entries + 1), new Int32Array(entries + 1)];
     for (let slot = 0; slot < slots; slot++) {
       const code = codes[slot];
       if (code === 0) continue;
-      if (last[code] !== 0) widest[code] = Math.max(widest[code], slot + 1 - last[code]);
+      if (last[code] !== 0) {
+        const distance = slot + 1 - last[code];
+        for (let w = 0; w < 3 && distance >= WIDTH_LIMITS[w]; w++) over[w][code]++;
+      }
       last[code] = slot + 1;
       rows[code]++;
     }
+    // Each group's width: the fewest bytes, a distance too wide for it taking 4 more.
+    const widthOf = new Uint8Array(entries + 1);
     const start = new Float64Array(entries + 1);
     for (let entry = 0; entry < entries; entry++) {
-      const n = rows[entry + 1];
-      start[entry + 1] = start[entry] + (n === 0 ? 0 : GROUP_HEAD + (n - 1) * bytesFor(widest[entry + 1]));
+      const code = entry + 1;
+      const distances = rows[code] - 1;
+      let best = 4;
+      let size = distances * 4;
+      for (let width = 3; width >= 1; width--) {
+        const bytes = distances * width + over[width - 1][code] * 4;
+        if (bytes < size) [best, size] = [width, bytes];
+      }
+      widthOf[code] = best;
+      start[code] = start[entry] + (rows[code] === 0 ? 0 : GROUP_HEAD + size);
     }
     const bytes = new Uint8Array(start[entries]);
     const fill = start.slice(0, entries);
@@ -255,17 +272,18 @@ export class TextIndex {
       const code = codes[slot];
       if (code === 0) continue;
       let at = fill[code - 1];
-      const width = bytesFor(widest[code]);
-      // The head: the width, then the first slot in 4 bytes; then each distance in `width` bytes.
-      let value = slot;
-      let size = 4;
-      if (last[code] === 0) bytes[at++] = width;
-      else {
-        value = slot + 1 - last[code];
-        size = width;
+      const width = widthOf[code];
+      if (last[code] === 0) {
+        // The head: the width, then the first slot in 4 bytes.
+        bytes[at++] = width;
+        at = writeBytes(bytes, at, slot, 4);
+      } else {
+        const distance = slot + 1 - last[code];
+        // Too wide for the group: a 0 (no distance is 0), then the distance in 4 bytes.
+        if (width < 4 && distance >= WIDTH_LIMITS[width - 1]) at = writeBytes(bytes, writeBytes(bytes, at, 0, width), distance, 4);
+        else at = writeBytes(bytes, at, distance, width);
       }
       last[code] = slot + 1;
-      for (let i = 0; i < size; i++, value >>>= 8) bytes[at++] = value & 0xff;
       fill[code - 1] = at;
     }
     this.#groupStart = start;
@@ -389,23 +407,26 @@ export class TextIndex {
     const width = bytes[k];
     let slot = bytes[k + 1] | (bytes[k + 2] << 8) | (bytes[k + 3] << 16) | (bytes[k + 4] << 24);
     k += GROUP_HEAD;
-    // One loop per width: a distance read without a branch per byte (LEB128 varints mispredicted
-    // one per row, and a name fragment's search spent most of its time decoding them).
+    // A distance read in the group's width, without a branch per byte (LEB128 varints mispredicted
+    // about one a row, and a name fragment's search spent most of its time decoding them).
     for (;;) {
       if (set) out[slot >>> 5] |= 1 << (slot & 31);
       else out[slot >>> 5] &= ~(1 << (slot & 31));
       if (k >= end) return;
-      if (width === 1) slot += bytes[k++];
+      let distance: number;
+      if (width === 1) distance = bytes[k++];
       else if (width === 2) {
-        slot += bytes[k] | (bytes[k + 1] << 8);
+        distance = bytes[k] | (bytes[k + 1] << 8);
         k += 2;
       } else if (width === 3) {
-        slot += bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16);
+        distance = bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16);
         k += 3;
-      } else {
-        slot += bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16) | (bytes[k + 3] << 24);
+      } else distance = 0; // width 4: every distance in the 4 bytes below
+      if (distance === 0) {
+        distance = bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16) | (bytes[k + 3] << 24);
         k += 4;
       }
+      slot += distance;
     }
   }
 
@@ -573,8 +594,11 @@ function intersection(list: Uint32Array, posting: Posting): Uint32Array {
 
 /** A group's head: its distances' width in bytes, then its first slot in 4. */
 const GROUP_HEAD = 5;
+/** The first distance that does not fit in 1, 2 and 3 bytes. */
+const WIDTH_LIMITS = [0x100, 0x10000, 0x1000000];
 
-/** Bytes that hold `value` (>= 0; a group of one row has no distance, and takes 1). */
-function bytesFor(value: number): number {
-  return value < 0x100 ? 1 : value < 0x10000 ? 2 : value < 0x1000000 ? 3 : 4;
+/** Writes the low `count` bytes of `value` at `at`, least significant first; returns the place after them. */
+function writeBytes(bytes: Uint8Array, at: number, value: number, count: number): number {
+  for (let i = 0; i < count; i++, value >>>= 8) bytes[at++] = value & 0xff;
+  return at;
 }
