@@ -4,10 +4,11 @@ import { WORD_KERNEL_WASM } from './word-kernel-wasm.js';
 // time. The range index's passes: 2.7-4.3 ns a word, copies included, where the same loop in
 // JavaScript took 12-16 (10M rows, 6 bits a code, 2026-11-29; docs/performance.md). bitset.ts's
 // counts and AND / OR / AND NOT over long spans: 0.7-2.1 ns a word against 2-12 (a Xeon, twice the
-// EPYC's time a word). The kernel reads only its own memory, so a pass copies its operands in
-// (and its result out) a chunk at a time, small enough to stay in the CPU's cache; a range
-// index's slices, the largest operand, live in a kernel's memory of their own (SlicedCodes) and
-// are read in place. Counts and bitset operations share one kernel per thread.
+// EPYC's time a word); a sparse bitset's rows, listed from the blocks the kernel finds set. The
+// kernel reads only its own memory, so a pass copies its operands in (and its result out) a chunk
+// at a time, small enough to stay in the CPU's cache; a range index's slices, the largest operand,
+// live in a kernel's memory of their own (SlicedCodes) and are read in place. Counts and bitset
+// operations share one kernel per thread.
 
 /** Blocks of four words per chunk: 8,192 words, whose rows, edges and marks stay in the CPU's cache. */
 export const CHUNK_BLOCKS = 2048;

@@ -2,7 +2,7 @@
 ;; with WebAssembly SIMD: the range index's passes over its bit-sliced bucket codes (src/search/
 ;; primitives/range-index.ts; 17-45 ns a word in JavaScript, bound by their instructions), and the
 ;; bitset operations of bitset.ts: counts (a total, a facet value's count) and AND, OR, AND NOT
-;; (2-12 ns a word in JavaScript).
+;; (2-12 ns a word in JavaScript), and the blocks of a sparse bitset that hold any row.
 ;;
 ;; Layout (select, atLeast): the slices of a block of four words (128 slots) lie together, bit j of the four words'
 ;; codes as one 16-byte vector at block * bits + j. Rows, edges and marks are plain word arrays
