@@ -578,14 +578,7 @@ function intersection(list: Uint32Array, posting: Posting): Uint32Array {
       // Steps doubling while they land below `value`, then a binary search within the last one.
       let step = 1;
       while (at + step < length && data[at + step] < value) step *= 2;
-      let lo = at + (step >>> 1) + 1;
-      let hi = Math.min(at + step, length);
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (data[mid] < value) lo = mid + 1;
-        else hi = mid;
-      }
-      at = lo;
+      at = lowerBound(data, value, Math.min(at + step, length), at + (step >>> 1) + 1);
     }
     if (at < length && data[at] === value) out[n++] = value;
   }
