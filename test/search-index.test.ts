@@ -8,6 +8,7 @@ import { type CreatorFilter, creatorsArgs, type CreatorSearch, defaultCreatorSor
 import { channelVideoFilter, channelVideoFilterShape, defaultVideoSort, type VideoFilter, videosArgs, type VideoSearch } from '../src/inputs/videos.js';
 import { RangeIndex } from '../src/search/primitives/range-index.js';
 import { SortOrder } from '../src/search/primitives/sort-order.js';
+import { TextIndex } from '../src/search/primitives/text-index.js';
 import { loadVideoIndex } from '../src/search/runtime/search-index.js';
 import { CreatorIndex } from '../src/search/tables/creators.js';
 import { cursorsOf, type SearchProbe } from '../src/search/tables/paging.js';
@@ -626,6 +627,58 @@ describe('the in-memory video index', () => {
         const filter = { createAtStart: day, createAtEnd: day, ...(i % 2 ? { categorys: [redated[i].categoryId] } : {}) } as VideoFilter;
         await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `the day a video moved to, round ${round}`);
       }
+    }
+  });
+
+  // A text query alone, or with a type, newest first (the video text workload) is counted from the
+  // live videos of each combination of title, description and type, and its page walked testing
+  // rows: no bits of the query's rows. Totals and pages as SQL says, through changed titles,
+  // descriptions and types, deleted videos, and videos removed from the index and added back.
+  it('counts a text query alone or with a type from the combinations of title, description and type', { timeout: 300_000 }, async () => {
+    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
+    onTestFinished(() => rowsMatching.mockRestore());
+    const rng = seededRandom('video-text-combinations');
+    const fragment = () => {
+      const video = pick(rng, videoRows);
+      const source = rng.chance(0.6) || video.description === '' ? video.title : video.description;
+      const start = rng.int(0, Math.max(0, source.length - 3));
+      return source.slice(start, start + rng.int(2, 6));
+    };
+    const check = async (label: string) => {
+      let withoutBits = 0;
+      for (let run = 0; run < 25; run++) {
+        const filter: VideoFilter = { query: fragment(), ...(rng.chance(0.4) ? { videoType: pick(rng, ['VIDEO', 'SHORT'] as const) } : {}) };
+        // A write first (the same row again): no match of an earlier search is cached.
+        index.upsert(pick(rng, videoRows));
+        rowsMatching.mockClear();
+        const found = index.search({ filter, sort: 'NEWEST' }, { first: 20 });
+        if (rowsMatching.mock.calls.length === 0) withoutBits++;
+        const compared = await compareVideoPages({ filter, sort: 'NEWEST' }, randomPage(rng), `${label} #${run}`);
+        expect(found.total, `${label} #${run}`).toBe(compared.total);
+      }
+      // Only a match too rare for the walk's budget takes the bits.
+      expect(withoutBits, label).toBeGreaterThan(15);
+    };
+    await check('as loaded');
+    for (let round = 0; round < 2; round++) {
+      const retitled = Array.from({ length: 40 }, () => pick(rng, videoRows).videoId);
+      const titles = retitled.map((_, i) => (i % 3 === 0 ? `fresh title ${round}-${i % 7}` : pick(rng, videoRows).title));
+      const descriptions = retitled.map((_, i) => (i % 4 === 0 ? '' : i % 4 === 1 ? `fresh description ${i % 5}` : pick(rng, videoRows).description));
+      await sql`UPDATE videos SET title = d.title, description = d.description, video_type = 3 - video_type
+        FROM unnest(${retitled}::text[], ${titles}::text[], ${descriptions}::text[]) AS d(id, title, description) WHERE video_id = d.id`.execute(store.db);
+      const gone = Array.from({ length: 10 }, () => pick(rng, videoRows).videoId);
+      await sql`DELETE FROM videos WHERE video_id = ANY(${gone})`.execute(store.db);
+      const touched = [...new Set([...retitled, ...gone])];
+      const current = await videoIndexRowsById(store.db, touched);
+      const present = new Set(current.map((row) => row.videoId));
+      for (const row of current) index.upsert(row);
+      for (const id of touched) if (!present.has(id)) index.remove(id);
+      // Out of the index and back, as a video deleted and restored.
+      const back = current.slice(0, 10);
+      for (const row of back) index.remove(row.videoId);
+      for (const row of back) index.upsert(row);
+      videoRows = await videoIndexRows(store.db, null, 100_000);
+      await check(`after text writes ${round}`);
     }
   });
 });

@@ -107,6 +107,8 @@ export class TextIndex {
   #entryRows = new Int32Array(1024);
   /** Scratch: 1 at entry + 1 for the wanted entries, all 0 between calls. */
   #wanted = new Uint8Array(0);
+  /** Whether whileMatching's marks are in the scratch. */
+  #marking = false;
   readonly #entryOf = new EntryColumn();
   /**
    * The slots grouped by entry when built: entry e's are in groupBytes[groupStart[e] … groupStart[e + 1]),
@@ -443,8 +445,29 @@ export class TextIndex {
     for (const entry of entries) wanted[entry + 1] = 0;
   }
 
+  /**
+   * Runs `use` with a test of whether a slot's text contains `query` (its entry looked up among the
+   * matching ones, for a walk that reads a few rows of an order instead of every match's bits) and
+   * those entries marked by stored code (entry + 1; 0, no text, never marked). Both are valid only
+   * during `use`, which must not search this index.
+   */
+  whileMatching<T>(query: string, use: (holds: (slot: number) => boolean, marked: Uint8Array) => T): T {
+    const entries = this.matchingEntries(query);
+    const marked = this.#wantedOf(entries);
+    this.#marking = true;
+    const codes = this.#entryOf.codes;
+    try {
+      return use((slot) => slot < codes.length && marked[codes[slot]] === 1, marked);
+    } finally {
+      this.#marking = false;
+      for (const entry of entries) marked[entry + 1] = 0;
+    }
+  }
+
   /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
   #wantedOf(entries: ArrayLike<number> & Iterable<number>): Uint8Array {
+    // Another use would clear the marks a whileMatching test still reads.
+    if (this.#marking) throw new Error('a text index searched while its matches are marked');
     // Reused rather than allocated per search: at a million names it is a megabyte.
     if (this.#wanted.length < this.#texts.size + 1) this.#wanted = new Uint8Array(Math.max(this.#texts.size + 1, this.#wanted.length * 2));
     const wanted = this.#wanted;
