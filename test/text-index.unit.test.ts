@@ -147,6 +147,32 @@ describe('the substring index', () => {
     for (const query of ['user9', 'user1', 'user', '2999']) expectMatches(query);
   });
 
+  it('tests a slot against a query only while its matches are marked, and leaves no mark behind', () => {
+    const rng = seededRandom('text-index-marks');
+    const slots = 2_000;
+    const words = Math.ceil(slots / 32);
+    const texts = Array.from({ length: slots }, () => (rng.chance(0.1) ? null : `${rng.pick(WORDS)} ${rng.pick(WORDS)}`));
+    const index = new TextIndex();
+    texts.forEach((text, slot) => index.set(slot, text));
+    index.trim();
+    const contains = (query: string) => texts.flatMap((text, slot) => (text !== null && text.includes(query) ? [slot] : []));
+    for (const query of ['tech', 'ab', 'view g', 'zzz']) {
+      const tested = index.whileMatching(query, (holds, marked) => {
+        // A slot past every slot, and the code of no text, are never marked.
+        expect([holds(slots + 10), marked[0]], query).toEqual([false, 0]);
+        // Searching the index meanwhile would clear the marks under the test.
+        expect(() => index.rowsMatching('best', words)).toThrow();
+        return Array.from({ length: slots }, (_, slot) => slot).filter(holds);
+      });
+      expect(tested, query).toEqual(contains(query));
+      // No mark left: the scratch serves the next search (a scan and the groups) unchanged.
+      for (const next of ['e', 'lucas']) {
+        const bits = index.rowsMatching(next, words);
+        expect(contains(next).every((slot) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0) && popcount(bits, words) === contains(next).length, `${query}, then ${next}`).toBe(true);
+      }
+    }
+  });
+
   it('keeps at most 1,000 queries, however many distinct queries match nothing', () => {
     const index = new TextIndex();
     for (let slot = 0; slot < 100; slot++) index.set(slot, `user${slot}`);

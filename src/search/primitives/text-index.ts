@@ -360,6 +360,7 @@ export class TextIndex {
    * reused then) and do not modify it.
    */
   rowsMatching(query: string, words: number, how: 'contains' | 'prefix' | 'equals' = 'contains'): Uint32Array {
+    this.#notMarking();
     const key = `${how}\u0000${query}`;
     const cached = this.#rows.get(key, this.#version, words);
     if (cached) return cached.bits;
@@ -452,6 +453,7 @@ export class TextIndex {
    * during `use`, which must not search this index.
    */
   whileMatching<T>(query: string, use: (holds: (slot: number) => boolean, marked: Uint8Array) => T): T {
+    this.#notMarking();
     const entries = this.matchingEntries(query);
     const marked = this.#wantedOf(entries);
     this.#marking = true;
@@ -464,10 +466,13 @@ export class TextIndex {
     }
   }
 
+  /** A search uses the scratch, and would clear the marks a whileMatching test still reads. */
+  #notMarking(): void {
+    if (this.#marking) throw new Error('a text index searched while its matches are marked');
+  }
+
   /** The scratch marking `entries` (at entry + 1, a slot's stored code, so a slot without text, 0, reads a 0); clear it after use. */
   #wantedOf(entries: ArrayLike<number> & Iterable<number>): Uint8Array {
-    // Another use would clear the marks a whileMatching test still reads.
-    if (this.#marking) throw new Error('a text index searched while its matches are marked');
     // Reused rather than allocated per search: at a million names it is a megabyte.
     if (this.#wanted.length < this.#texts.size + 1) this.#wanted = new Uint8Array(Math.max(this.#texts.size + 1, this.#wanted.length * 2));
     const wanted = this.#wanted;
