@@ -653,13 +653,27 @@ describe('the in-memory video index', () => {
         rowsMatching.mockClear();
         const found = index.search({ filter, sort: 'NEWEST' }, { first: 20 });
         if (rowsMatching.mock.calls.length === 0) withoutBits++;
+        // No match at all needs neither bits nor a walk.
+        if (found.total === 0) expect(rowsMatching, `${label} #${run}`).not.toHaveBeenCalled();
         const compared = await compareVideoPages({ filter, sort: 'NEWEST' }, randomPage(rng), `${label} #${run}`);
         expect(found.total, `${label} #${run}`).toBe(compared.total);
       }
       // Only a match too rare for the walk's budget takes the bits.
       expect(withoutBits, label).toBeGreaterThan(15);
     };
+    /** Whether the search made the bits of its query's rows, and the rows its page read. */
+    const searched = (filter: VideoFilter) => {
+      index.upsert(pick(rng, videoRows));
+      rowsMatching.mockClear();
+      const { probe, keys } = watch();
+      const found = index.search({ filter, sort: 'NEWEST' }, { first: 20 }, probe);
+      return { found, bits: rowsMatching.mock.calls.length > 0, read: keys.length };
+    };
     await check('as loaded');
+    // A fragment of the short videos' titles and descriptions among the others: no match, no bits.
+    const none = searched({ query: '#shorts', videoType: 'VIDEO' });
+    expect([none.found.total, none.bits, none.read]).toEqual([0, false, 0]);
+    await compareVideoPages({ filter: { query: '#shorts', videoType: 'VIDEO' }, sort: 'NEWEST' }, { first: 5 }, 'no match');
     for (let round = 0; round < 2; round++) {
       const retitled = Array.from({ length: 40 }, () => pick(rng, videoRows).videoId);
       const titles = retitled.map((_, i) => (i % 3 === 0 ? `fresh title ${round}-${i % 7}` : pick(rng, videoRows).title));
@@ -679,6 +693,12 @@ describe('the in-memory video index', () => {
       for (const row of back) index.upsert(row);
       videoRows = await videoIndexRows(store.db, null, 100_000);
       await check(`after text writes ${round}`);
+      // A title a few videos have: a walk would read most of the order, the bits read only them.
+      const rare = searched({ query: `fresh title ${round}-` });
+      expect(rare.found.total).toBeGreaterThan(0);
+      expect(rare.found.total).toBeLessThan(videoRows.length / 100);
+      expect([rare.bits, rare.read <= rare.found.total!]).toEqual([true, true]);
+      await compareVideoPages({ filter: { query: `fresh title ${round}-` }, sort: 'NEWEST' }, { first: 5 }, `rare, round ${round}`);
     }
   });
 });

@@ -58,6 +58,9 @@ interface ValueCondition {
   values: readonly (string | number)[];
 }
 
+/** The rows a window reads: its offset, its page, and one telling whether more exist. */
+const windowRows = (window: PageRequest) => (window.offset ?? 0) + pageDirection(window).limit + 1;
+
 /** Thrown by a row test past its budget: the page is then found through the filter's bitset. */
 const ABANDONED = Symbol('row test over budget');
 
@@ -360,10 +363,8 @@ export class VideoIndex {
   /** The page walked along the newest order testing each row (see search), or null: no such test, or over its budget. */
   #pageByTest(search: VideoSearch, window: PageRequest, probe?: SearchProbe): SlotPage | null {
     if (!this.#rowTestable(search)) return null;
-    // Rows tested before giving up: a few thousand, more for a deep window (about 1 row in 64 matching).
-    const wanted = (window.offset ?? 0) + pageDirection(window).limit + 1;
     const walk = (inText: ((slot: number) => boolean) | null) => {
-      const accept = this.#rowTest(search, probe?.rowTestBudget ?? 4_096 + 64 * wanted, inText);
+      const accept = this.#rowTest(search, this.#testBudget(window, probe), inText);
       const segment: Segment = { rank: 0, bits: NO_WORDS, count: Infinity, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)), accept };
       try {
         return pageSegments([segment], window, probe);
@@ -376,6 +377,11 @@ export class VideoIndex {
     if (query === null) return walk(null);
     // A text condition: the slot's title or description among the query's matching texts.
     return this.#title.whileMatching(query, (inTitle) => this.#description.whileMatching(query, (inDescription) => walk((slot) => inTitle(slot) || inDescription(slot))));
+  }
+
+  /** Rows a walk tests before giving up: a few thousand, more for a deep window (about 1 row in 64 matching). */
+  #testBudget(window: PageRequest, probe?: SearchProbe): number {
+    return probe?.rowTestBudget ?? 4_096 + 64 * windowRows(window);
   }
 
   /** Whether #rowTest can test the search's filter: newest first over all channels, each condition one it tests. */
@@ -503,11 +509,20 @@ export class VideoIndex {
    * walk from the bound never reads).
    */
   #pageCounted(search: VideoSearch, window: PageRequest, total: number, probe?: SearchProbe): IndexPage {
-    const tested = this.#pageByTest(search, window, probe);
+    const bounds = instantBounds(search.filter);
+    const keyRange = keyRangeOf(bounds);
+    // No match (a fragment of short videos' titles asked among the others): a walk would test rows
+    // up to its budget and then make the bits that hold nothing.
+    if (total === 0) return indexPageOf(pageSegments([{ rank: 0, bits: NO_WORDS, count: 0, slots: [], order: this.#newest, keyRange }], window, probe), 0);
+    // The rows a walk reads to fill the window, were the matches spread evenly over the dates: one
+    // expected to pass its budget makes the bits at once.
+    const within = this.#newest.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true);
+    const walkWorthIt = (windowRows(window) * within) / total <= this.#testBudget(window, probe);
+    const tested = walkWorthIt ? this.#pageByTest(search, window, probe) : null;
     if (tested) return indexPageOf(tested, total);
     const { createAtStart: _start, createAtEnd: _end, ...condition } = search.filter;
     const { bits, count } = this.#match(condition);
-    const segment: Segment = { rank: 0, bits, count: total, held: count, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) };
+    const segment: Segment = { rank: 0, bits, count: total, held: count, order: this.#newest, keyRange };
     return indexPageOf(pageSegments([segment], window, probe), total);
   }
 
