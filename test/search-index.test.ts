@@ -630,6 +630,41 @@ describe('the in-memory video index', () => {
     }
   });
 
+  // Texts that rarely repeat (real titles may all differ) make more combinations than are kept:
+  // the table is given up and the query's bits answer, as exact as before.
+  it('answers text queries from their bits once titles are too many to keep their combinations', { timeout: 120_000 }, () => {
+    const fresh = new VideoIndex();
+    const channel = channelRows[0];
+    fresh.upsertChannel(channel);
+    const template = { ...videoRows[0], channelId: channel.channelId };
+    const many = Array.from({ length: 70_000 }, (_, i) => ({
+      ...template,
+      videoId: `many-${String(i).padStart(6, '0')}`,
+      title: `clip ${i} of ${i % 3 === 0 ? 'cats' : 'dogs'}`,
+      description: i % 5 === 0 ? 'about cats' : '',
+      // The index row's type: 1 a video, 2 a short (as video_type is stored).
+      videoType: i % 7 === 0 ? 2 : 1,
+      createAt: template.createAt - (i % 997) * 60_000,
+    }));
+    for (const row of many) fresh.upsert(row);
+    fresh.finishLoad();
+    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
+    onTestFinished(() => rowsMatching.mockRestore());
+    for (const filter of [{ query: 'cats' }, { query: 'dogs', videoType: 'SHORT' }, { query: '9 of' }, { query: 'zebra' }] as VideoFilter[]) {
+      const type = filter.videoType === 'SHORT' ? 2 : filter.videoType === 'VIDEO' ? 1 : null;
+      // SQL's order: newest first, then the id descending.
+      const expected = many
+        .filter((row) => (row.title.includes(filter.query!) || row.description.includes(filter.query!)) && (type === null || row.videoType === type))
+        .sort((a, b) => b.createAt - a.createAt || (a.videoId < b.videoId ? 1 : -1))
+        .map((row) => row.videoId);
+      rowsMatching.mockClear();
+      const found = fresh.search({ filter, sort: 'NEWEST' }, { first: 20 });
+      expect(found.total, JSON.stringify(filter)).toBe(expected.length);
+      expect(found.ids, JSON.stringify(filter)).toEqual(expected.slice(0, 20));
+      expect(rowsMatching, JSON.stringify(filter)).toHaveBeenCalled();
+    }
+  });
+
   // A text query alone, or with a type, newest first (the video text workload) is counted from the
   // live videos of each combination of title, description and type, and its page walked testing
   // rows: no bits of the query's rows. Totals and pages as SQL says, through changed titles,
