@@ -197,6 +197,68 @@ describe('a sort order', () => {
     }
   });
 
+  // Where the slots follow the keys (videos take slots in date order), a key range's rows are set
+  // a run of consecutive slots at a time: the changed slots inside a run must keep the bit they had
+  // (the range's or another's) and get their own by their current key, through compactions too.
+  it('marks a key range by its runs of consecutive slots where the slots follow the keys, exact through changes', () => {
+    const rng = seededRandom('sort-order-runs');
+    const table = new RowTable();
+    const keyOf: number[] = [];
+    const order = new SortOrder(table, (slot) => keyOf[slot]);
+    const add = (n: number, key: number) => {
+      const id = `id${String(n).padStart(6, '0')}`;
+      const slot = table.slotFor(id, id, () => {});
+      if (order.built) order.touch(slot);
+      keyOf[slot] = key;
+      table.markAlive(slot, true);
+    };
+    // Three rows a key, the ids rising with the slots: the order (key, then id, descending) is every slot downwards.
+    for (let n = 0; n < 20_000; n++) add(n, Math.floor(n / 3));
+    order.rebuild();
+    expect(order.runs).toBe(1);
+    const check = (label: string) => {
+      const alive = [...Array(table.size).keys()].filter((slot) => table.alive.has(slot));
+      for (let trial = 0; trial < 40; trial++) {
+        const low = rng.int(-10, 7_400);
+        const high = low + rng.pick([0, 1, 50, 700, 3_000, 1e9]);
+        const toExclusive = rng.chance(0.5);
+        // Bits already set, as the other edge's rows are: kept whatever the range says.
+        const { rows: before, given } = randomRowSet(rng, table.size, 0.01);
+        const bits = before.slice();
+        order.markKeyRange(bits, low, high, toExclusive);
+        const inRange = alive.filter((slot) => keyOf[slot] >= low && (toExclusive ? keyOf[slot] < high : keyOf[slot] <= high));
+        const expected = [...new Set([...given, ...inRange])].sort((a, b) => a - b);
+        const marked = [...Array(bits.length * 32).keys()].filter((slot) => (bits[slot >>> 5] & (1 << (slot & 31))) !== 0);
+        expect(marked, `${label}, trial ${trial}: [${low}, ${high}${toExclusive ? ')' : ']'}`).toEqual(expected);
+      }
+    };
+    check('one run');
+    for (let round = 0; round < 3; round++) {
+      // Keys moved near and far, rows removed, rows added past the end with new keys: few enough
+      // that the runs stay long (a moved or removed slot splits one or two).
+      for (let n = 0; n < 30; n++) {
+        const slot = rng.int(0, table.size - 1);
+        order.touch(slot);
+        if (rng.chance(0.2)) table.markAlive(slot, false);
+        else keyOf[slot] = rng.chance(0.5) ? keyOf[slot] + rng.int(-5, 5) : rng.int(0, 7_000);
+      }
+      // New rows, the newest, as new videos come: a run of their own.
+      for (let n = 0; n < 100; n++) add(20_000 + round * 100 + n, 7_000 + round * 100 + n);
+      check(`round ${round}, changed`);
+      order.compact();
+      expect(order.runs).toBeGreaterThan(1);
+      check(`round ${round}, compacted`);
+    }
+    // Keys in no relation to the slots: no runs kept, the rows marked one by one.
+    for (let slot = 0; slot < table.size; slot++) {
+      order.touch(slot);
+      keyOf[slot] = rng.int(0, 7_000);
+    }
+    order.compact();
+    expect(order.runs).toBeNull();
+    check('no runs');
+  });
+
   // The choice between walking and the heap takes the matches as spread evenly along the order.
   // Where they gather at its far end (creators with a high engagement rate have few followers),
   // a walk from the top would read nearly every row; past as many rows as the heap would read

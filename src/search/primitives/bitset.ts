@@ -174,6 +174,22 @@ export function setWords(words: Uint32Array, length = words.length): { from: num
   return { from, to };
 }
 
+/** Sets bits [from, to) of `words`. */
+export function setRange(words: Uint32Array, from: number, to: number): void {
+  if (from >= to) return;
+  const first = from >>> 5;
+  const last = (to - 1) >>> 5;
+  const head = -1 << (from & 31);
+  const tail = -1 >>> (31 - ((to - 1) & 31));
+  if (first === last) {
+    words[first] |= head & tail;
+    return;
+  }
+  words[first] |= head;
+  words.fill(0xffffffff, first + 1, last);
+  words[last] |= tail;
+}
+
 /** out = out AND other, over words [from, to). */
 export function andInto(out: Uint32Array, other: Uint32Array, to = out.length, from = 0): void {
   if (to - from >= KERNEL_WORDS) return combineBits('and', out, [other], from, to);

@@ -1,5 +1,6 @@
 import { bucketOf } from '../../domain/facets.js';
-import { Bitset } from './bitset.js';
+import { Bitset, setRange } from './bitset.js';
+import { lowerBound } from './lower-bound.js';
 import type { RowTable } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import { compareUtf8 } from './string-store.js';
@@ -80,6 +81,13 @@ export class SortOrder {
   #dirtyAt: number[] = [];
   #delta: number[] | null = null;
   #built = false;
+  /**
+   * Where the snapshot's runs of consecutive slots begin (each slot one more, or each one less,
+   * than the one before it), when they are long: the videos' slots follow their dates, so the
+   * newest order is a few runs from a load on, and a key range's rows are set a word at a time.
+   * Null when runs are short (slots in no relation to the keys), and rows are marked one by one.
+   */
+  #runStarts: Uint32Array | null = null;
 
   /** @param keyOf the slot's current key; every change to it is told through touch() */
   constructor(
@@ -90,6 +98,11 @@ export class SortOrder {
   /** Slots changed since the last sort (each walk or count tests every row it reads against them). */
   get changedCount(): number {
     return this.#dirtyList.length;
+  }
+
+  /** The snapshot's runs of consecutive slots, or null when they are too short to keep (tests watch which). */
+  get runs(): number | null {
+    return this.#runStarts?.length ?? null;
   }
 
   /** Whether rebuild() has run: until then the order holds no row. */
@@ -119,6 +132,7 @@ export class SortOrder {
     if (perm.length > this.table.size) throw new SnapshotRejected('a sort order does not add up');
     for (let i = 0; i < perm.length; i++) if (perm[i] >= this.table.size) throw new SnapshotRejected('a sort order holds a slot past its table');
     this.#perm = perm;
+    this.#runStarts = runStartsOf(perm);
     this.#dirtyList = [];
     this.#dirtyAt = [];
     this.#delta = null;
@@ -204,14 +218,39 @@ export class SortOrder {
     // below `from`, found by two binary searches; the unchanged slots between are the run.
     const start = this.#firstAfter((key) => (toExclusive ? key >= to : key > to));
     const end = this.#firstAfter((key) => key >= from);
-    for (let i = start; i < end; i++) {
-      const slot = perm[i];
-      if (!dirty.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
+    if (this.#runStarts !== null && end - start >= RUN_ROWS) this.#markRuns(out, start, end);
+    else {
+      for (let i = start; i < end; i++) {
+        const slot = perm[i];
+        if (!dirty.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
+      }
     }
     const alive = this.table.alive;
     for (const slot of this.#dirtyList) {
       const key = this.keyOf(slot);
       if (key >= from && (toExclusive ? key < to : key <= to) && alive.has(slot)) out[slot >>> 5] |= 1 << (slot & 31);
+    }
+  }
+
+  /**
+   * out |= the slots of snapshot places [start, end) but the changed ones, a run of consecutive
+   * slots at a time: each changed slot's bit is put back as it was (its place is stale).
+   */
+  #markRuns(out: Uint32Array, start: number, end: number): void {
+    const changed = this.#dirtyList;
+    const had = new Uint8Array(changed.length);
+    for (let k = 0; k < changed.length; k++) had[k] = (out[changed[k] >>> 5] >>> (changed[k] & 31)) & 1;
+    const perm = this.#perm;
+    const starts = this.#runStarts!;
+    for (let r = lowerBound(starts, start + 1) - 1; r < starts.length && starts[r] < end; r++) {
+      const first = perm[Math.max(start, starts[r])];
+      const last = perm[Math.min(end, r + 1 < starts.length ? starts[r + 1] : perm.length) - 1];
+      setRange(out, Math.min(first, last), Math.max(first, last) + 1);
+    }
+    for (let k = 0; k < changed.length; k++) {
+      const slot = changed[k];
+      if (had[k] === 1) out[slot >>> 5] |= 1 << (slot & 31);
+      else out[slot >>> 5] &= ~(1 << (slot & 31));
     }
   }
 
@@ -642,11 +681,34 @@ export class SortOrder {
   #setSnapshot(perm: Uint32Array): void {
     this.#built = true;
     this.#perm = perm;
+    this.#runStarts = runStartsOf(perm);
     for (const slot of this.#dirtyList) this.#dirty.clear(slot);
     this.#dirtyList = [];
     this.#dirtyAt = [];
     this.#delta = null;
   }
+}
+
+/** Rows a run holds on average at least for the runs to be kept, and a range to be marked by them. */
+const RUN_ROWS = 64;
+
+/** Where each run of consecutive slots (perm[i] = perm[i - 1] ± 1, one way) begins, or null past one run per RUN_ROWS rows. */
+function runStartsOf(perm: Uint32Array): Uint32Array | null {
+  if (perm.length === 0) return null;
+  const most = Math.max(1, Math.floor(perm.length / RUN_ROWS));
+  const starts = [0];
+  let step = 0;
+  for (let i = 1; i < perm.length; i++) {
+    const next = perm[i] - perm[i - 1];
+    if ((next === 1 || next === -1) && (step === 0 || next === step)) {
+      step = next;
+      continue;
+    }
+    if (starts.length === most) return null;
+    starts.push(i);
+    step = 0;
+  }
+  return Uint32Array.from(starts);
 }
 
 function swap(slots: Uint32Array, keys: Float64Array, i: number, j: number): void {
