@@ -263,14 +263,12 @@ export class VideoIndex {
     this.#combinations.clear();
     const alive = this.table.alive;
     const types = this.#videoType.slotCodes.codeOf;
-    for (let slot = 0; slot < this.table.size && this.#combinations.kept; slot++) {
-      if (alive.has(slot)) this.#combinations.add(this.#title.entryOf(slot) + 1, this.#description.entryOf(slot) + 1, types[slot] ?? 0, 1);
-    }
+    for (let slot = 0; slot < this.table.size && this.#combinations.kept; slot++) if (alive.has(slot)) this.#combine(slot, 1, types);
   }
 
-  /** Adds `rows` (1 or -1) to the slot's combination of title, description and type. */
-  #combine(slot: number, rows: number): void {
-    this.#combinations.add(this.#title.entryOf(slot) + 1, this.#description.entryOf(slot) + 1, this.#videoType.slotCodes.codeOf[slot] ?? 0, rows);
+  /** Adds `rows` (1 or -1) to the slot's combination of title, description and type (`types`: the type's code per slot, as of now). */
+  #combine(slot: number, rows: number, types = this.#videoType.slotCodes.codeOf): void {
+    this.#combinations.add(this.#title.entryOf(slot) + 1, this.#description.entryOf(slot) + 1, types[slot] ?? 0, rows);
   }
 
   get loaded(): boolean {
