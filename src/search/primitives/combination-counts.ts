@@ -1,7 +1,8 @@
 // Rows per distinct combination of three small codes (a video's title entry, description entry and
 // type), kept while the combinations are few: a count over conditions on those columns alone is
-// then a pass over the combinations, not over the rows. A common title fragment matched a quarter
-// of 20M videos, and the bits of its rows cost 20–50 ms a search (docs/performance.md).
+// then a pass over the combinations, not over the rows. A fragment of a common word matched a
+// tenth of 20M videos or all of them, and the bits of its rows cost 20–50 ms a search
+// (docs/performance.md).
 //
 // Past `limit` combinations (texts that rarely repeat, as real titles may) it stops counting, and
 // `kept` says so, until `clear` starts it over from a pass over every row.

@@ -484,7 +484,7 @@ export class VideoIndex {
    * A text query alone, or with a video type, newest first (the video text workload): counted from
    * the live videos of each combination of title, description and type whose title or description
    * contains the query, a few thousand combinations where the rows' bits cost 20–50 ms at 20M
-   * videos (a common fragment matches a quarter of them). Its page is then #pageCounted's. Null for
+   * videos (a fragment of a common word matches a tenth of them, or all). Its page is then #pageCounted's. Null for
    * any other search, or while the combinations are too many to keep.
    */
   #countTextOnly(search: VideoSearch): number | null {
