@@ -705,6 +705,11 @@ describe('the in-memory video index', () => {
       return { found, bits: rowsMatching.mock.calls.length > 0, read: keys.length };
     };
     await check('as loaded');
+    // What users type: capitals, SQL's LIKE wildcards and its escape, one character, blanks. Each
+    // is a literal substring, lower-cased as SQL lower-cases it.
+    for (const query of ['TECH', 'Everything About', '%', '_', 'a%b', '\\', 'e', '  ', 'Q&A', 'constructor']) {
+      for (const videoType of [undefined, 'SHORT'] as const) await compareVideoPages({ filter: { query, videoType }, sort: 'NEWEST' }, { first: 7 }, `typed ${query}`);
+    }
     // A fragment of the short videos' titles and descriptions among the others: no match, no bits.
     const none = searched({ query: '#shorts', videoType: 'VIDEO' });
     expect([none.found.total, none.bits, none.read]).toEqual([0, false, 0]);

@@ -489,10 +489,12 @@ export class VideoIndex {
    */
   #countTextOnly(search: VideoSearch): number | null {
     if (search.sort !== 'NEWEST' || search.channelId != null || !this.#combinations.kept) return null;
-    const { query, videoType, ...others } = search.filter;
+    const { query, videoType: _type, ...others } = search.filter;
     if (!query || Object.values(others).some((value) => value != null)) return null;
     const text = lowerCase(query);
-    const types = videoType ? this.#videoType.wantedCodes([videoType === 'SHORT' ? 2 : 1]) : null;
+    // The type is the one value condition left, spelled as #match spells it.
+    const [type] = this.#valueConditions(search.filter);
+    const types = type ? type.column.wantedCodes(type.values) : null;
     return this.#title.whileMatching(text, (_, inTitle) =>
       this.#description.whileMatching(text, (__, inDescription) =>
         this.#combinations.count((title, description, type) => (inTitle[title] === 1 || inDescription[description] === 1) && (types === null || types[type] === 1)),
