@@ -741,4 +741,82 @@ describe('the in-memory video index', () => {
       await compareVideoPages({ filter: { query: `fresh title ${round}-` }, sort: 'NEWEST' }, { first: 5 }, `rare, round ${round}`);
     }
   });
+
+  // Relevance with a text query alone, or with a type (the REST video search with a query): each
+  // tier (the title equal to the query, starting with it, containing it, else the description
+  // containing it) counted from the combinations, and its page walked along the most-played order
+  // tier by tier; a title tier too rare for a walk from its titles' rows. Totals, pages, offsets
+  // across tiers and cursors as SQL says, through changed titles and types.
+  it('pages a relevance text search tier by tier from the combinations', { timeout: 300_000 }, async () => {
+    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
+    onTestFinished(() => rowsMatching.mockRestore());
+    const rng = seededRandom('video-relevance-tiers');
+    /** A whole title (tier 3 for its videos), its start (2), a fragment of it (1) or of a description (0 where titles lack it). */
+    const query = () => {
+      const video = pick(rng, videoRows);
+      const title = video.title;
+      switch (rng.int(0, 3)) {
+        case 0:
+          return rng.chance(0.5) ? title : title.toUpperCase();
+        case 1:
+          return title.slice(0, rng.int(1, Math.max(1, title.length - 1)));
+        case 2: {
+          const start = rng.int(0, Math.max(0, title.length - 3));
+          return title.slice(start, start + rng.int(2, 6));
+        }
+        default: {
+          const source = video.description || title;
+          const start = rng.int(0, Math.max(0, source.length - 3));
+          return source.slice(start, start + rng.int(3, 8));
+        }
+      }
+    };
+    const check = async (label: string) => {
+      let withoutBits = 0;
+      const tiersSeen = new Set<number>();
+      for (let run = 0; run < 30; run++) {
+        const filter: VideoFilter = { query: query(), ...(rng.chance(0.4) ? { videoType: pick(rng, ['VIDEO', 'SHORT'] as const) } : {}) };
+        // A write first (the same row again): no match of an earlier search is cached.
+        index.upsert(pick(rng, videoRows));
+        rowsMatching.mockClear();
+        const found = index.search({ filter, sort: 'RELEVANCE' }, { first: 20 });
+        if (rowsMatching.mock.calls.length === 0) withoutBits++;
+        const tiersOf = (page: IndexPage) => page.ids.forEach((_, row) => tiersSeen.add(page.sortKeys[2 * row]));
+        tiersOf(found);
+        const compared = await compareVideoPages({ filter, sort: 'RELEVANCE' }, randomPage(rng), `${label} #${run}`);
+        expect(found.total, `${label} #${run}`).toBe(compared.total);
+        // Offsets that end a tier, start the next, and reach past the last.
+        const total = found.total!;
+        for (const offset of [Math.max(0, total - 25), Math.floor(total / 2), total]) {
+          tiersOf(await compareVideos({ filter, sort: 'RELEVANCE' }, { first: 20, offset }, `${label} #${run} offset ${offset}`));
+        }
+      }
+      // Every tier answered, most searches without any bits of the query's rows.
+      expect([...tiersSeen].sort(), label).toEqual([0, 1, 2, 3]);
+      expect(withoutBits, label).toBeGreaterThan(15);
+    };
+    await check('as loaded');
+    for (const query of ['TECH', 'Everything About', '%', '_', '\\', 'e', '  ', 'constructor', '#shorts']) {
+      for (const videoType of [undefined, 'VIDEO'] as const) await compareVideoPages({ filter: { query, videoType }, sort: 'RELEVANCE' }, { first: 7 }, `typed ${query}`);
+    }
+    // A title only a few videos have: its tier comes from its titles' rows, not a walk of the order.
+    const retitled = Array.from({ length: 12 }, () => pick(rng, videoRows).videoId);
+    await sql`UPDATE videos SET title = 'rare relevance title ' || (ord % 3), video_type = 3 - video_type
+      FROM unnest(${retitled}::text[]) WITH ORDINALITY AS d(id, ord) WHERE video_id = d.id`.execute(store.db);
+    const current = await videoIndexRowsById(store.db, [...new Set(retitled)]);
+    for (const row of current) index.upsert(row);
+    videoRows = await videoIndexRows(store.db, null, 100_000);
+    rowsMatching.mockClear();
+    const { probe, keys } = watch();
+    const rare = index.search({ filter: { query: 'rare relevance title 1' }, sort: 'RELEVANCE' }, { first: 5 }, probe);
+    expect(rare.total).toBeGreaterThan(0);
+    // The rows of the titles equal to it, not the four tiers' bits (each title match and the descriptions').
+    expect(rowsMatching.mock.calls.map(([, , how]) => how)).toEqual(['equals']);
+    expect(keys.length).toBeLessThanOrEqual(rare.total! + 1);
+    for (const query of ['rare relevance title 1', 'rare relevance title', 'relevance', 'Rare Relevance']) {
+      await compareVideoPages({ filter: { query }, sort: 'RELEVANCE' }, { first: 5 }, `rare ${query}`);
+      await compareVideoPages({ filter: { query, videoType: 'SHORT' }, sort: 'RELEVANCE' }, { first: 5, offset: 2 }, `rare short ${query}`);
+    }
+    await check('after the rare titles');
+  });
 });

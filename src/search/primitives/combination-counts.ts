@@ -63,13 +63,20 @@ export class CombinationCounts {
 
   /** The rows of every combination `accept` takes; call only while `kept`. */
   count(accept: (first: number, second: number, third: number) => boolean): number {
-    if (!this.#kept) throw new Error('the combinations were not kept');
     let total = 0;
+    this.forEach((first, second, third, rows) => {
+      if (accept(first, second, third)) total += rows;
+    });
+    return total;
+  }
+
+  /** Calls `visit` with every combination that has rows, and its rows; call only while `kept`. */
+  forEach(visit: (first: number, second: number, third: number, rows: number) => void): void {
+    if (!this.#kept) throw new Error('the combinations were not kept');
     for (let place = 0; place < this.#first.length; place++) {
       const first = this.#first[place];
-      if (first !== EMPTY && this.#rows[place] !== 0 && accept(first, this.#second[place], this.#third[place])) total += this.#rows[place];
+      if (first !== EMPTY && this.#rows[place] !== 0) visit(first, this.#second[place], this.#third[place], this.#rows[place]);
     }
-    return total;
   }
 
   #allocate(room: number): void {

@@ -449,17 +449,23 @@ export class TextIndex {
   /**
    * Runs `use` with a test of whether a slot's text contains `query` (its entry looked up among the
    * matching ones, for a walk that reads a few rows of an order instead of every match's bits) and
-   * those entries marked by stored code (entry + 1; 0, no text, never marked). Both are valid only
-   * during `use`, which must not search this index.
+   * those entries marked by stored code (entry + 1; 0, no text, never marked): 1 each, or, `ranked`,
+   * as a relevance tier ranks a title: 3 equal to the query, 2 starting with it, 1 containing it.
+   * Both are valid only during `use`, which must not search this index.
    */
-  whileMatching<T>(query: string, use: (holds: (slot: number) => boolean, marked: Uint8Array) => T): T {
+  whileMatching<T>(query: string, use: (holds: (slot: number) => boolean, marked: Uint8Array) => T, ranked = false): T {
     this.#notMarking();
     const entries = this.matchingEntries(query);
     const marked = this.#wantedOf(entries);
+    if (ranked) {
+      const needle = utf8(query);
+      // The tests rowsMatching's `how` makes, so both ways rank a title alike.
+      for (const entry of entries) marked[entry + 1] = this.#texts.equals(entry, query) ? 3 : this.#texts.startsWith(entry, needle) ? 2 : 1;
+    }
     this.#marking = true;
     const codes = this.#entryOf.codes;
     try {
-      return use((slot) => slot < codes.length && marked[codes[slot]] === 1, marked);
+      return use((slot) => slot < codes.length && marked[codes[slot]] !== 0, marked);
     } finally {
       this.#marking = false;
       for (const entry of entries) marked[entry + 1] = 0;

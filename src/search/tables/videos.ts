@@ -64,6 +64,33 @@ const windowRows = (window: PageRequest) => (window.offset ?? 0) + pageDirection
 /** Thrown by a row test past its budget: the page is then found through the filter's bitset. */
 const ABANDONED = Symbol('row test over budget');
 
+/** The title match of relevance tiers 1, 2 and 3 (TextIndex.rowsMatching's `how`), at tier - 1. */
+const TITLE_TIERS = ['contains', 'prefix', 'equals'] as const;
+
+/**
+ * The matching rows a relevance page walks in each tier (by tier, 0–3) to fill `window`, from the
+ * tiers' counts: a window without cursors skips whole tiers by its offset, highest first; one with
+ * a cursor, or backward, may read its rows from any tier.
+ */
+function tierRowsRead(counts: readonly number[], window: PageRequest): number[] {
+  const rows = windowRows(window);
+  if (window.after || window.before || pageDirection(window).backward) return counts.map((count) => Math.min(count, rows));
+  const needs = [0, 0, 0, 0];
+  let skip = window.offset ?? 0;
+  let take = rows - skip;
+  for (let tier = 3; tier >= 0 && take > 0; tier--) {
+    if (skip >= counts[tier]) {
+      skip -= counts[tier];
+      continue;
+    }
+    const taken = Math.min(take, counts[tier] - skip);
+    needs[tier] = skip + taken;
+    take -= taken;
+    skip = 0;
+  }
+  return needs;
+}
+
 class ChannelTable {
   readonly table = new RowTable();
   readonly country = new ValueIndex<string>();
@@ -340,6 +367,8 @@ export class VideoIndex {
     }
     const textTotal = this.#countTextOnly(search);
     if (textTotal !== null) return this.#pageCounted(search, window, textTotal, probe);
+    const tiered = this.#pageTextTiers(search, window, probe);
+    if (tiered) return tiered;
     // A channel's matches (Channel.videos) come as a list: a few, newest first, are sorted as they
     // are; only many, or relevance tiers, are worth a bitset as wide as the table.
     const inChannel = search.channelId == null ? null : this.#channelMatches(search.filter, search.channelId);
@@ -488,18 +517,91 @@ export class VideoIndex {
    * any other search, or while the combinations are too many to keep.
    */
   #countTextOnly(search: VideoSearch): number | null {
-    if (search.sort !== 'NEWEST' || search.channelId != null || !this.#combinations.kept) return null;
+    const asked = this.#textOnly(search, 'NEWEST');
+    if (!asked) return null;
+    const { text, types } = asked;
+    return this.#whileTextsMatch(text, false, (inTitle, inDescription) =>
+      this.#combinations.count((title, description, type) => (inTitle[title] !== 0 || inDescription[description] !== 0) && (types === null || types[type] === 1)),
+    );
+  }
+
+  /**
+   * Relevance with a text query alone, or with a video type (the REST video search with a query):
+   * each tier counted from the combinations of title, description and type (a combination's tier
+   * is its title's, 3 equal to the query, 2 starting with it, 1 containing it, else 0 when its
+   * description contains it), and the page walked along the most-played order tier by tier,
+   * testing each row's codes, where the four tiers' bits over every video cost 20–170 ms a search
+   * at 20M. A title tier too rare for a walk is taken from its titles' rows; a description-only
+   * tier too rare, or a walk past its budget, leaves the search to the bits (#segments). Null then,
+   * and for any other search.
+   */
+  #pageTextTiers(search: VideoSearch, window: PageRequest, probe?: SearchProbe): IndexPage | null {
+    const asked = this.#textOnly(search, 'RELEVANCE');
+    if (!asked) return null;
+    const { text, types } = asked;
+    const counts = this.#whileTextsMatch(text, true, (titles, descriptions) => {
+      const byTier = [0, 0, 0, 0];
+      this.#combinations.forEach((title, description, type, rows) => {
+        if (types !== null && types[type] !== 1) return;
+        const tier = titles[title] !== 0 ? titles[title] : descriptions[description] !== 0 ? 0 : -1;
+        if (tier >= 0) byTier[tier] += rows;
+      });
+      return byTier;
+    });
+    const total = counts[0] + counts[1] + counts[2] + counts[3];
+    const budget = this.#testBudget(window, probe);
+    const needs = tierRowsRead(counts, window);
+    // A tier whose walk would pass its budget, were its rows spread evenly over the order.
+    const rare = counts.map((count, tier) => needs[tier] > 0 && (needs[tier] * this.table.aliveCount) / count > budget);
+    if (rare[0]) return null;
+    const words = this.table.words;
+    const taken: Uint32Array[] = [];
+    const tierBits = (tier: number) => {
+      const bits = this.#pool.take(words);
+      taken.push(bits);
+      copyInto(bits, this.#title.rowsMatching(text, words, TITLE_TIERS[tier - 1]), words);
+      // The tier above's titles match too (equal ones start with the query): their rows are its.
+      if (tier < 3 && counts[tier + 1] > 0) andNotInto(bits, this.#title.rowsMatching(text, words, TITLE_TIERS[tier]), words);
+      andInto(bits, types === null ? this.table.alive.words : this.#match({ videoType: search.filter.videoType }).bits, words);
+      return bits;
+    };
+    const bits = counts.map((_, tier) => (rare[tier] ? tierBits(tier) : null));
+    try {
+      return this.#whileTextsMatch(text, true, (titles, descriptions) => {
+        const titleOf = (slot: number) => titles[this.#title.entryOf(slot) + 1];
+        const segments: Segment[] = [3, 2, 1, 0].map((tier) => {
+          const segment = { rank: tier, count: counts[tier], order: this.#mostPlayed };
+          if (bits[tier] !== null) return { ...segment, bits: bits[tier] };
+          const row = this.#rowTest(search, budget, null);
+          const accept =
+            tier > 0
+              ? (slot: number) => row(slot) && titleOf(slot) === tier
+              : (slot: number) => row(slot) && titleOf(slot) === 0 && descriptions[this.#description.entryOf(slot) + 1] !== 0;
+          return { ...segment, bits: NO_WORDS, accept };
+        });
+        return indexPageOf(pageSegments(segments, window, probe), total);
+      });
+    } catch (error) {
+      if (error === ABANDONED) return null;
+      throw error;
+    } finally {
+      this.#pool.give(...taken);
+    }
+  }
+
+  /** A text query alone or with a video type, sorted by `sort`, with the type's codes: what the combinations count. Null otherwise. */
+  #textOnly(search: VideoSearch, sort: VideoSearch['sort']): { text: string; types: Uint8Array | null } | null {
+    if (search.sort !== sort || search.channelId != null || !this.#combinations.kept) return null;
     const { query, videoType: _type, ...others } = search.filter;
     if (!query || Object.values(others).some((value) => value != null)) return null;
-    const text = lowerCase(query);
     // The type is the one value condition left, spelled as #match spells it.
     const [type] = this.#valueConditions(search.filter);
-    const types = type ? type.column.wantedCodes(type.values) : null;
-    return this.#title.whileMatching(text, (_, inTitle) =>
-      this.#description.whileMatching(text, (__, inDescription) =>
-        this.#combinations.count((title, description, type) => (inTitle[title] === 1 || inDescription[description] === 1) && (types === null || types[type] === 1)),
-      ),
-    );
+    return { text: lowerCase(query), types: type ? type.column.wantedCodes(type.values) : null };
+  }
+
+  /** Runs `use` with the title entries and the description entries containing `text` marked by stored code (titles by tier when `ranked`). */
+  #whileTextsMatch<T>(text: string, ranked: boolean, use: (titles: Uint8Array, descriptions: Uint8Array) => T): T {
+    return this.#title.whileMatching(text, (_, titles) => this.#description.whileMatching(text, (__, descriptions) => use(titles, descriptions)), ranked);
   }
 
   /**
@@ -605,9 +707,9 @@ export class VideoIndex {
     if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
     const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
-    const tiers = (['equals', 'prefix', 'contains'] as const).map((how) => {
+    const tiers = [3, 2, 1].map((rank) => {
       const tier = this.#pool.take(words);
-      copyInto(tier, this.#title.rowsMatching(query, words, how), words);
+      copyInto(tier, this.#title.rowsMatching(query, words, TITLE_TIERS[rank - 1]), words);
       return tier;
     });
     const higher = this.#pool.take(words);
