@@ -818,5 +818,26 @@ describe('the in-memory video index', () => {
       await compareVideoPages({ filter: { query, videoType: 'SHORT' }, sort: 'RELEVANCE' }, { first: 5, offset: 2 }, `rare short ${query}`);
     }
     await check('after the rare titles');
+
+    // A title of the least played 30 %: common enough for a walk by its share, but its rows lie
+    // at the far end of the most-played order, so the walk gives up and the tier is paged along its
+    // titles' rows (not the four tiers' bits, which ask for the query's rows with no tier).
+    const leastPlayed = [...videoRows].sort((a, b) => a.playCount - b.playCount).slice(0, 1_500).map((row) => row.videoId);
+    await sql`UPDATE videos SET title = 'gathered clip ' || (ord % 3) FROM unnest(${leastPlayed}::text[]) WITH ORDINALITY AS d(id, ord) WHERE video_id = d.id`.execute(store.db);
+    for (const row of await videoIndexRowsById(store.db, leastPlayed)) index.upsert(row);
+    videoRows = await videoIndexRows(store.db, null, 100_000);
+    for (const query of ['gathered clip', 'thered cli', 'gathered clip 2']) {
+      for (const videoType of [undefined, 'VIDEO'] as const) {
+        rowsMatching.mockClear();
+        // A budget below the 3,500 rows above them (the service's is 5,440, more than this table's 5,000 videos).
+        const gathered = index.search({ filter: { query, videoType }, sort: 'RELEVANCE' }, { first: 20 }, { rowTestBudget: 1_000 });
+        expect(gathered.total, query).toBeGreaterThan(20);
+        const hows = rowsMatching.mock.calls.map(([, , how]) => how);
+        expect(hows.length, query).toBeGreaterThan(0);
+        expect(hows.filter((how) => how === undefined), query).toEqual([]);
+        await compareVideoPages({ filter: { query, videoType }, sort: 'RELEVANCE' }, { first: 20 }, `gathered ${query}`);
+        await compareVideos({ filter: { query, videoType }, sort: 'RELEVANCE' }, { first: 20, offset: 90 }, `gathered ${query} offset`);
+      }
+    }
   });
 });
