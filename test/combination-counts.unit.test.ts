@@ -22,6 +22,31 @@ describe('the combination counts', () => {
     for (const accept of accepts) expect(counts.count(accept)).toBe(rows.filter((row) => accept(...row)).length);
   });
 
+  it("keep each combination's top at or above every key of its rows, through growth and removals", () => {
+    const rng = seededRandom('combination-tops');
+    const counts = new CombinationCounts();
+    const rows: { codes: [number, number, number]; key: number }[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const row = { codes: [rng.int(0, 60), rng.int(0, 30), rng.int(0, 2)] as [number, number, number], key: rng.int(0, 1_000_000) };
+      rows.push(row);
+      counts.add(...row.codes, 1, row.key);
+    }
+    const highest = new Map<string, number>();
+    for (const { codes, key } of rows) highest.set(codes.join(), Math.max(highest.get(codes.join()) ?? -Infinity, key));
+    const tops = () => {
+      const seen = new Map<string, number>();
+      counts.forEach((a, b, c, _, top) => seen.set([a, b, c].join(), top));
+      return seen;
+    };
+    // Exactly the highest key added, through the table's growth.
+    expect(tops()).toEqual(highest);
+    // A removal leaves the top where it was (a bound from above, not the live rows' maximum);
+    // a combination whose rows are all gone is not visited.
+    for (const { codes, key } of rows.splice(0, 7_000)) counts.add(...codes, -1, key);
+    const live = new Set(rows.map((row) => row.codes.join()));
+    expect(tops()).toEqual(new Map([...highest].filter(([codes]) => live.has(codes))));
+  });
+
   it('stops counting past its limit, and starts over when cleared', () => {
     const counts = new CombinationCounts(100);
     for (let a = 0; a < 100; a++) counts.add(a, 1, 1, 2);

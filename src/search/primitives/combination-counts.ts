@@ -16,6 +16,8 @@ export class CombinationCounts {
   #second = new Int32Array(INITIAL_ROOM);
   #third = new Int32Array(INITIAL_ROOM);
   #rows = new Int32Array(INITIAL_ROOM);
+  /** The highest key a row of the combination has had since it was counted: a removal does not lower it. */
+  #top = new Float64Array(INITIAL_ROOM);
   #used = 0;
   #kept = true;
 
@@ -37,14 +39,18 @@ export class CombinationCounts {
     this.#kept = true;
   }
 
-  /** Adds `rows` (negative: takes them) to the combination (first, second, third). */
-  add(first: number, second: number, third: number, rows: number): void {
+  /**
+   * Adds `rows` (negative: takes them) to the combination (first, second, third), and raises its
+   * top to `key` when rows are added (a video's plays: where its rows begin in the most-played order).
+   */
+  add(first: number, second: number, third: number, rows: number, key = -Infinity): void {
     if (!this.#kept) return;
     const mask = this.#first.length - 1;
     let place = hashOf(first, second, third) & mask;
     for (; this.#first[place] !== EMPTY; place = (place + 1) & mask) {
       if (this.#first[place] === first && this.#second[place] === second && this.#third[place] === third) {
         this.#rows[place] += rows;
+        if (rows > 0 && key > this.#top[place]) this.#top[place] = key;
         return;
       }
     }
@@ -58,6 +64,7 @@ export class CombinationCounts {
     this.#second[place] = second;
     this.#third[place] = third;
     this.#rows[place] = rows;
+    this.#top[place] = rows > 0 ? key : -Infinity;
     if (++this.#used * 2 > this.#first.length) this.#grow();
   }
 
@@ -70,12 +77,12 @@ export class CombinationCounts {
     return total;
   }
 
-  /** Calls `visit` with every combination that has rows, and its rows; call only while `kept`. */
-  forEach(visit: (first: number, second: number, third: number, rows: number) => void): void {
+  /** Calls `visit` with every combination that has rows, its rows and its top; call only while `kept`. */
+  forEach(visit: (first: number, second: number, third: number, rows: number, top: number) => void): void {
     if (!this.#kept) throw new Error('the combinations were not kept');
     for (let place = 0; place < this.#first.length; place++) {
       const first = this.#first[place];
-      if (first !== EMPTY && this.#rows[place] !== 0) visit(first, this.#second[place], this.#third[place], this.#rows[place]);
+      if (first !== EMPTY && this.#rows[place] !== 0) visit(first, this.#second[place], this.#third[place], this.#rows[place], this.#top[place]);
     }
   }
 
@@ -84,13 +91,14 @@ export class CombinationCounts {
     this.#second = new Int32Array(room);
     this.#third = new Int32Array(room);
     this.#rows = new Int32Array(room);
+    this.#top = new Float64Array(room);
     this.#used = 0;
   }
 
   #grow(): void {
-    const [first, second, third, rows] = [this.#first, this.#second, this.#third, this.#rows];
+    const [first, second, third, rows, top] = [this.#first, this.#second, this.#third, this.#rows, this.#top];
     this.#allocate(first.length * 2);
-    for (let place = 0; place < first.length; place++) if (first[place] !== EMPTY) this.add(first[place], second[place], third[place], rows[place]);
+    for (let place = 0; place < first.length; place++) if (first[place] !== EMPTY) this.add(first[place], second[place], third[place], rows[place], top[place]);
   }
 }
 

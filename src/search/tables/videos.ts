@@ -293,9 +293,12 @@ export class VideoIndex {
     for (let slot = 0; slot < this.table.size && this.#combinations.kept; slot++) if (alive.has(slot)) this.#combine(slot, 1, types);
   }
 
-  /** Adds `rows` (1 or -1) to the slot's combination of title, description and type (`types`: the type's code per slot, as of now). */
+  /**
+   * Adds `rows` (1 or -1) to the slot's combination of title, description and type (`types`: the
+   * type's code per slot, as of now), its plays the combination's top when added.
+   */
   #combine(slot: number, rows: number, types = this.#videoType.slotCodes.codeOf): void {
-    this.#combinations.add(this.#title.entryOf(slot) + 1, this.#description.entryOf(slot) + 1, types[slot] ?? 0, rows);
+    this.#combinations.add(this.#title.entryOf(slot) + 1, this.#description.entryOf(slot) + 1, types[slot] ?? 0, rows, this.#plays.get(slot));
   }
 
   get loaded(): boolean {
@@ -539,22 +542,26 @@ export class VideoIndex {
     const asked = this.#textOnly(search, 'RELEVANCE');
     if (!asked) return null;
     const { text, types } = asked;
-    const counts = this.#whileTextsMatch(text, true, (titles, descriptions) => {
-      const byTier = [0, 0, 0, 0];
-      this.#combinations.forEach((title, description, type, rows) => {
+    // Each tier's rows, and the most plays any of them may have: its walk starts there.
+    const counts = [0, 0, 0, 0];
+    const tops = [-Infinity, -Infinity, -Infinity, -Infinity];
+    this.#whileTextsMatch(text, true, (titles, descriptions) =>
+      this.#combinations.forEach((title, description, type, rows, top) => {
         if (types !== null && types[type] !== 1) return;
         const tier = titles[title] !== 0 ? titles[title] : descriptions[description] !== 0 ? 0 : -1;
-        if (tier >= 0) byTier[tier] += rows;
-      });
-      return byTier;
-    });
+        if (tier < 0) return;
+        counts[tier] += rows;
+        tops[tier] = Math.max(tops[tier], top);
+      }),
+    );
     const total = counts[0] + counts[1] + counts[2] + counts[3];
     const budget = this.#testBudget(window, probe);
     const needs = tierRowsRead(counts, window);
-    // A tier whose walk would pass its budget, were its rows spread evenly over the order.
-    const rare = counts.map((count, tier) => needs[tier] > 0 && (needs[tier] * this.table.aliveCount) / count > budget);
-    // Tiers whose walk gave up though they are not rare: their rows gather at the order's far end
-    // (titles whose videos are played little). Their bits are tested a row at a time by the order's
+    // A tier whose walk would pass its budget, were its rows spread evenly over the order below its top.
+    const below = (tier: number) => (Number.isFinite(tops[tier]) ? this.#mostPlayed.countKeyRange(-Infinity, tops[tier], false) : this.table.aliveCount);
+    const rare = counts.map((count, tier) => needs[tier] > 0 && (needs[tier] * below(tier)) / count > budget);
+    // Tiers whose walk gave up though they are not rare: their rows gather far below their top
+    // (a few of the tier's videos played much, most little). Their bits are tested a row at a time by the order's
     // own walk, a bit in 2.5 MB at 20M where a row's text code is a miss in 40 MB, and it ranks
     // them past as many rows as they hold (SortOrder.select); ranking them at once (a heap over 1.4M
     // rows) took 40-70 ms at ×10, twice the walk.
@@ -577,7 +584,9 @@ export class VideoIndex {
         return this.#whileTextsMatch(text, true, (titles, descriptions) => {
           const titleOf = (slot: number) => titles[this.#title.entryOf(slot) + 1];
           const segments: Segment[] = [3, 2, 1, 0].map((tier) => {
-            const segment = { rank: tier, count: counts[tier], order: this.#mostPlayed };
+            // Above its top, no row of the tier: a title whose videos are played little is found where they are.
+            const keyRange = Number.isFinite(tops[tier]) ? keyRangeOf({ max: tops[tier] }) : undefined;
+            const segment = { rank: tier, count: counts[tier], order: this.#mostPlayed, keyRange };
             const held = bits[tier];
             if (held !== null) return { ...segment, bits: held };
             const row = this.#rowTest(search, budget, null);
