@@ -155,6 +155,13 @@ describe.each(strategies)('the in-memory creator index, %s', (_mode, smallRows, 
 });
 
 /** Records the sort key of every row a search reads from its order. */
+/** TextIndex.rowsMatching watched until the test ends: whether, and how, a search made its query's bits. */
+function watchRowsMatching() {
+  const spy = vi.spyOn(TextIndex.prototype, 'rowsMatching');
+  onTestFinished(() => spy.mockRestore());
+  return spy;
+}
+
 function watch(): { probe: SearchProbe; keys: number[] } {
   const keys: number[] = [];
   return { probe: { visit: (key) => keys.push(key) }, keys };
@@ -648,8 +655,7 @@ describe('the in-memory video index', () => {
     }));
     for (const row of many) fresh.upsert(row);
     fresh.finishLoad();
-    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
-    onTestFinished(() => rowsMatching.mockRestore());
+    const rowsMatching = watchRowsMatching();
     for (const filter of [{ query: 'cats' }, { query: 'dogs', videoType: 'SHORT' }, { query: '9 of' }, { query: 'zebra' }] as VideoFilter[]) {
       const type = filter.videoType === 'SHORT' ? 2 : filter.videoType === 'VIDEO' ? 1 : null;
       // SQL's order: newest first, then the id descending.
@@ -670,8 +676,7 @@ describe('the in-memory video index', () => {
   // rows: no bits of the query's rows. Totals and pages as SQL says, through changed titles,
   // descriptions and types, deleted videos, and videos removed from the index and added back.
   it('counts a text query alone or with a type from the combinations of title, description and type', { timeout: 300_000 }, async () => {
-    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
-    onTestFinished(() => rowsMatching.mockRestore());
+    const rowsMatching = watchRowsMatching();
     const rng = seededRandom('video-text-combinations');
     const fragment = () => {
       const video = pick(rng, videoRows);
@@ -748,8 +753,7 @@ describe('the in-memory video index', () => {
   // tier by tier; a title tier too rare for a walk from its titles' rows. Totals, pages, offsets
   // across tiers and cursors as SQL says, through changed titles and types.
   it('pages a relevance text search tier by tier from the combinations', { timeout: 300_000 }, async () => {
-    const rowsMatching = vi.spyOn(TextIndex.prototype, 'rowsMatching');
-    onTestFinished(() => rowsMatching.mockRestore());
+    const rowsMatching = watchRowsMatching();
     const rng = seededRandom('video-relevance-tiers');
     /** A whole title (tier 3 for its videos), its start (2), a fragment of it (1) or of a description (0 where titles lack it). */
     const query = () => {

@@ -534,9 +534,10 @@ export class VideoIndex {
    * is its title's, 3 equal to the query, 2 starting with it, 1 containing it, else 0 when its
    * description contains it), and the page walked along the most-played order tier by tier,
    * testing each row's codes, where the four tiers' bits over every video cost 20–170 ms a search
-   * at 20M. A title tier too rare for a walk, or whose walk gave up (its rows gathered at the
-   * order's far end), is taken from its titles' rows; a description-only tier either way leaves
-   * the search to the bits (#segments). Null then, and for any other search.
+   * at 20M; each tier's walk starts at the most plays its combinations' rows have had. A title tier
+   * too rare for a walk, or whose walk gave up (its rows far below that top), is taken from its
+   * titles' rows; a description-only tier either way leaves the search to the bits (#segments).
+   * Null then, and for any other search.
    */
   #pageTextTiers(search: VideoSearch, window: PageRequest, probe?: SearchProbe): IndexPage | null {
     const asked = this.#textOnly(search, 'RELEVANCE');
@@ -560,11 +561,11 @@ export class VideoIndex {
     // A tier whose walk would pass its budget, were its rows spread evenly over the order below its top.
     const below = (tier: number) => (Number.isFinite(tops[tier]) ? this.#mostPlayed.countKeyRange(-Infinity, tops[tier], false) : this.table.aliveCount);
     const rare = counts.map((count, tier) => needs[tier] > 0 && (needs[tier] * below(tier)) / count > budget);
-    // Tiers whose walk gave up though they are not rare: their rows gather far below their top
-    // (a few of the tier's videos played much, most little). Their bits are tested a row at a time by the order's
-    // own walk, a bit in 2.5 MB at 20M where a row's text code is a miss in 40 MB, and it ranks
-    // them past as many rows as they hold (SortOrder.select); ranking them at once (a heap over 1.4M
-    // rows) took 40-70 ms at ×10, twice the walk.
+    // Tiers whose walk gave up though they are not rare: their rows gather far below their top (a
+    // few of the tier's videos played much, most little). Their bits are tested a row at a time by
+    // the order's own walk, a bit in 2.5 MB at 20M where a row's text code is a miss in 40 MB, which
+    // ranks them once it has read as many rows as they hold (SortOrder.select); ranking them at
+    // once (a heap over 1.4M rows) took 40-70 ms at ×10, twice the walk.
     const gathered = [false, false, false, false];
     const words = this.table.words;
     const tierBits = (tier: number) => {
