@@ -715,6 +715,15 @@ describe('the in-memory video index', () => {
     for (const query of ['TECH', 'Everything About', '%', '_', 'a%b', '\\', 'e', '  ', 'Q&A', 'constructor']) {
       for (const videoType of [undefined, 'SHORT'] as const) await compareVideoPages({ filter: { query, videoType }, sort: 'NEWEST' }, { first: 7 }, `typed ${query}`);
     }
+    // Empty lists ask for nothing (as SQL reads them): the same way, no bits of the query's rows.
+    for (const query of ['abou', 'tech', 'e']) {
+      const filter: VideoFilter = { query, categorys: [], locations: [] };
+      const plain = searched({ query });
+      const emptied = searched(filter);
+      expect([emptied.found, emptied.bits], query).toEqual([plain.found, plain.bits]);
+      await compareVideoPages({ filter, sort: 'NEWEST' }, { first: 5 }, `empty lists ${query}`);
+      await compareVideoPages({ filter, sort: 'RELEVANCE' }, { first: 5, offset: 3 }, `empty lists, relevance ${query}`);
+    }
     // A fragment of the short videos' titles and descriptions among the others: no match, no bits.
     const none = searched({ query: '#shorts', videoType: 'VIDEO' });
     expect([none.found.total, none.bits, none.read]).toEqual([0, false, 0]);

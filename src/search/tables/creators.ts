@@ -16,7 +16,7 @@ import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countRanges, countValues } from './facet-counts.js';
-import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
+import { conditionsOf, inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { type BoundedMatch, BoundedCounts } from './own-key.js';
 import { indexPageOf, keyRangeOf, pageSegments, positionOfCursor, type SearchProbe, type Segment } from './paging.js';
 import { lowerCase } from '../../domain/text.js';
@@ -238,7 +238,7 @@ export class CreatorIndex {
     const bounds = inclusiveBounds(unit, minKey ? search.filter[minKey] : null, search.filter[maxKey]);
     if (bounds.min === undefined && bounds.max === undefined) return null;
     const order = search.sort === 'FOLLOWER_COUNT' ? this.#followers : this.#engagement;
-    const others = Object.fromEntries(Object.entries(search.filter).filter(([name, value]) => value != null && name !== minKey && name !== maxKey));
+    const others = Object.fromEntries(conditionsOf(search.filter).filter(([name]) => name !== minKey && name !== maxKey));
     // The order holds every platform's rows: only with one platform are they all the search's.
     if (Object.keys(others).length === 0 && search.categoryIds == null && this.#platforms.length === 1 && this.#platforms[0] === search.platform) {
       const bits = this.#platform.bitmap(search.platform, this.table.words);

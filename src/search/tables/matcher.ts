@@ -28,6 +28,14 @@ export function inclusiveBounds(unit: NumericColumn['unit'], min: number | null 
   };
 }
 
+/**
+ * The filter's fields that ask for something: set, and not an empty list or text, which ask for
+ * nothing (the SQL path and #match skip them alike), so a search chooses its way with or without them.
+ */
+export function conditionsOf(filter: object): [string, unknown][] {
+  return Object.entries(filter).filter(([, value]) => value != null && value !== '' && !(Array.isArray(value) && value.length === 0));
+}
+
 /** A time range filter (`createAtStart`/`createAtEnd`) in epoch ms: from the start, to the end's exclusive end. */
 export function instantBounds(filter: { createAtStart?: string | null; createAtEnd?: string | null }): Bounds {
   return {

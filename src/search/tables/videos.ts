@@ -17,7 +17,7 @@ import { TextIndex } from '../primitives/text-index.js';
 import { ValueIndex } from '../primitives/value-index.js';
 import type { IndexPage } from '../types.js';
 import { countMonths, countValues } from './facet-counts.js';
-import { inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
+import { conditionsOf, inclusiveBounds, instantBounds, Matcher, type NumericColumn } from './matcher.js';
 import { BoundedCounts } from './own-key.js';
 import { indexPageOf, isSmallSegment, keyRangeOf, type PageRequest, pageSegments, positionOfCursor, type SearchProbe, type Segment, type SlotPage } from './paging.js';
 import { lowerCase } from '../../domain/text.js';
@@ -417,7 +417,7 @@ export class VideoIndex {
   /** Whether #rowTest can test the search's filter: newest first over all channels, each condition one it tests. */
   #rowTestable(search: VideoSearch): boolean {
     if (search.sort !== 'NEWEST' || search.channelId != null) return false;
-    for (const [name, value] of Object.entries(search.filter)) if (value != null && !ROW_TESTED.has(name)) return false;
+    for (const [name] of conditionsOf(search.filter)) if (!ROW_TESTED.has(name)) return false;
     return true;
   }
 
@@ -489,7 +489,7 @@ export class VideoIndex {
    */
   #boundOnOrderOnly(search: VideoSearch): Match | null {
     if (search.sort !== 'NEWEST' || search.channelId != null) return null;
-    for (const [name, value] of Object.entries(search.filter)) if (value != null && name !== 'createAtStart' && name !== 'createAtEnd') return null;
+    for (const [name] of conditionsOf(search.filter)) if (name !== 'createAtStart' && name !== 'createAtEnd') return null;
     const bounds = instantBounds(search.filter);
     return { bits: this.table.alive.words, count: this.#newest.countKeyRange(bounds.min ?? -Infinity, bounds.max ?? Infinity, bounds.maxExclusive === true) };
   }
@@ -506,7 +506,7 @@ export class VideoIndex {
     const bounds = instantBounds(search.filter);
     if (bounds.min === undefined && bounds.max === undefined) return null;
     const conditions = this.#valueConditions(search.filter);
-    const others = Object.entries(search.filter).filter(([name, value]) => value != null && name !== 'createAtStart' && name !== 'createAtEnd');
+    const others = conditionsOf(search.filter).filter(([name]) => name !== 'createAtStart' && name !== 'createAtEnd');
     if (conditions.length !== 1 || others.length !== 1) return null;
     const [{ name, column, values }] = conditions;
     return this.#boundedCounts.countCodes(filterKey(search.filter), name, this.table.version, this.#newest, column.slotCodes, column.wantedCodes(values), bounds, probe?.boundCount);
@@ -615,7 +615,7 @@ export class VideoIndex {
   #textOnly(search: VideoSearch, sort: VideoSearch['sort']): { text: string; types: Uint8Array | null } | null {
     if (search.sort !== sort || search.channelId != null || !this.#combinations.kept) return null;
     const { query, videoType: _type, ...others } = search.filter;
-    if (!query || Object.values(others).some((value) => value != null)) return null;
+    if (!query || conditionsOf(others).length > 0) return null;
     // The type is the one value condition left, spelled as #match spells it.
     const [type] = this.#valueConditions(search.filter);
     return { text: lowerCase(query), types: type ? type.column.wantedCodes(type.values) : null };
