@@ -561,12 +561,7 @@ export class VideoIndex {
     // A tier whose walk would pass its budget, were its rows spread evenly over the order below its top.
     const below = (tier: number) => (Number.isFinite(tops[tier]) ? this.#mostPlayed.countKeyRange(-Infinity, tops[tier], false) : this.table.aliveCount);
     const rare = counts.map((count, tier) => needs[tier] > 0 && (needs[tier] * below(tier)) / count > budget);
-    // Tiers whose walk gave up though they are not rare: their rows gather far below their top (a
-    // few of the tier's videos played much, most little). Their bits are tested a row at a time by
-    // the order's own walk, a bit in 2.5 MB at 20M where a row's text code is a miss in 40 MB, which
-    // ranks them once it has read as many rows as they hold (SortOrder.select); ranking them at
-    // once (a heap over 1.4M rows) took 40-70 ms at ×10, twice the walk.
-    const gathered = [false, false, false, false];
+    if (rare[0]) return null;
     const words = this.table.words;
     const tierBits = (tier: number) => {
       const bits = this.#pool.take(words);
@@ -576,38 +571,44 @@ export class VideoIndex {
       andInto(bits, types === null ? this.table.alive.words : this.#match({ videoType: search.filter.videoType }).bits, words);
       return bits;
     };
-    for (;;) {
-      if (rare[0]) return null;
-      const bits = counts.map((_, tier) => (rare[tier] || gathered[tier] ? tierBits(tier) : null));
-      /** The tier whose walk tested the last row (the one that gave up, when one does). */
-      let walking = -1;
-      try {
-        return this.#whileTextsMatch(text, true, (titles, descriptions) => {
-          const titleOf = (slot: number) => titles[this.#title.entryOf(slot) + 1];
-          const segments: Segment[] = [3, 2, 1, 0].map((tier) => {
-            // Above its top, no row of the tier: a title whose videos are played little is found where they are.
-            const keyRange = Number.isFinite(tops[tier]) ? keyRangeOf({ max: tops[tier] }) : undefined;
-            const segment = { rank: tier, count: counts[tier], order: this.#mostPlayed, keyRange };
-            const held = bits[tier];
-            if (held !== null) return { ...segment, bits: held };
-            const row = this.#rowTest(search, budget, null);
-            const inTier =
-              tier > 0 ? (slot: number) => titleOf(slot) === tier : (slot: number) => titleOf(slot) === 0 && descriptions[this.#description.entryOf(slot) + 1] !== 0;
-            const accept = (slot: number) => {
-              walking = tier;
-              return row(slot) && inTier(slot);
-            };
-            return { ...segment, bits: NO_WORDS, accept };
+    const bits = counts.map((_, tier) => (rare[tier] ? tierBits(tier) : null));
+    try {
+      for (;;) {
+        /** The tier whose walk tested the last row (the one that gave up, when one does). */
+        let walking = -1;
+        try {
+          return this.#whileTextsMatch(text, true, (titles, descriptions) => {
+            const titleOf = (slot: number) => titles[this.#title.entryOf(slot) + 1];
+            const segments: Segment[] = [3, 2, 1, 0].map((tier) => {
+              // Above its top, no row of the tier: a title whose videos are played little is found where they are.
+              const keyRange = Number.isFinite(tops[tier]) ? keyRangeOf({ max: tops[tier] }) : undefined;
+              const segment = { rank: tier, count: counts[tier], order: this.#mostPlayed, keyRange };
+              const held = bits[tier];
+              if (held !== null) return { ...segment, bits: held };
+              const row = this.#rowTest(search, budget, null);
+              const inTier =
+                tier > 0 ? (slot: number) => titleOf(slot) === tier : (slot: number) => titleOf(slot) === 0 && descriptions[this.#description.entryOf(slot) + 1] !== 0;
+              const accept = (slot: number) => {
+                walking = tier;
+                return row(slot) && inTier(slot);
+              };
+              return { ...segment, bits: NO_WORDS, accept };
+            });
+            return indexPageOf(pageSegments(segments, window, probe), total);
           });
-          return indexPageOf(pageSegments(segments, window, probe), total);
-        });
-      } catch (error) {
-        if (error !== ABANDONED) throw error;
-        if (walking <= 0) return null;
-        gathered[walking] = true;
-      } finally {
-        this.#pool.give(...bits.filter((held) => held !== null));
+        } catch (error) {
+          if (error !== ABANDONED) throw error;
+          if (walking <= 0) return null;
+          // A walk that gave up though its tier is not rare: its rows gather far below its top (a
+          // few of the tier's videos played much, most little). Its bits are tested a row at a time
+          // by the order's own walk, a bit in 2.5 MB at 20M where a row's text code is a miss in 40
+          // MB, which ranks them once it has read as many rows as they hold (SortOrder.select);
+          // ranking them at once (a heap over 1.4M rows) took 40-70 ms at ×10, twice the walk.
+          bits[walking] = tierBits(walking);
+        }
       }
+    } finally {
+      this.#pool.give(...bits.filter((held) => held !== null));
     }
   }
 
