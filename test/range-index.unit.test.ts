@@ -117,6 +117,13 @@ function check(f: Fixture, integer: boolean, label: string, searches = 60, sweep
       const expected = new Float64Array(thresholds.length + 1);
       for (const slot of given) if (!Number.isNaN(f.valueOf[slot])) expected[thresholds.filter((t) => t <= f.valueOf[slot]).length]++;
       expect([...counts], `${label}: histogram over ${[...thresholds]}`).toEqual([...expected]);
+      // The same edges (and every non-NULL value's) counted at once: one pass for the edges whose
+      // bucket is whole or read from the order, a pass of its own for any other.
+      const edges = Float64Array.of(-Infinity, ...thresholds);
+      const atLeastEach = [...edges].map((edge) => given.filter((slot) => f.valueOf[slot] >= edge).length);
+      for (const count of [given.length, 0, Number.MAX_SAFE_INTEGER]) {
+        expect(f.index.countAtLeastEach(matches, edges, 0, words, count), `${label}: at least each of ${[...edges]} (count ${count})`).toEqual(atLeastEach);
+      }
     }
     // The window of words holds every slot within the bounds.
     const window = f.index.wordWindow(bounds);

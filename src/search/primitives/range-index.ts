@@ -1,7 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { grownLength, popcount, withRoom } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
-import { type Chunk, MAX_BITS, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
+import { type Chunk, MAX_BITS, MAX_EACH, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -33,6 +33,15 @@ import type { SortOrder } from './sort-order.js';
 const DEFAULT_BUCKETS = 62;
 /** Sub-range boundaries per bucket: a slot's sub-range (0..255) is a byte. */
 const SUB_BOUNDARIES = 255;
+
+/** A lower bound's own bucket (see RangeIndex.#edgeOf). */
+interface EdgeBucket {
+  code: number;
+  lowFull: boolean;
+  fromOrder: 'above' | 'below' | null;
+  lower: number;
+  upper: number;
+}
 
 export interface Bounds {
   min?: number;
@@ -309,40 +318,22 @@ export class RangeIndex {
   /**
    * How many slots of `matches` (words [from, to), `count` of them) hold a value >= min (a
    * histogram edge), in one pass that changes nothing: whole buckets above min's own by their
-   * codes, and the matches in min's bucket by their values or, with an order over the values, by
-   * reading the shorter side of min in that bucket's run and testing each row's bit (a run is read
-   * in order; the values of matches are read at random, a cache miss each: at 1M creators this
-   * halved a five-edge follower histogram, 2026-11-26). One pass per edge: the passes fused into
-   * one were slower.
+   * codes, and the matches in min's bucket by their values or from the order (#edgeOf).
    */
   countAtLeast(matches: Uint32Array, min: number, from: number, to: number, count: number): number {
-    const lo = this.#bucket(min);
-    const lowFull = min <= this.#lowerOf(lo);
+    const edge = this.#edgeOf(min, count, 0);
     this.#coverWords(to);
     const slices = this.#slices;
     const bits = this.#bits;
-    const code = lo + 1;
-    const values = this.values;
-    const order = this.#order;
-    const lower = this.#lowerOf(lo);
-    const upper = this.#upperOf(lo);
-    // The edge bucket from the order: its keys in [min, upper) counted, or those in [lower, min)
-    // counted and taken from the bucket's matches.
-    let fromOrder: 'above' | 'below' | null = null;
-    if (!lowFull && order?.built === true) {
-      const aboveRun = order.countKeyRange(min, upper, upper !== Infinity);
-      const belowRun = order.countKeyRange(lower, min, true);
-      // About a row read in order against ten matches' values read at random.
-      if (Math.min(aboveRun, belowRun) < (count / this.bucketCount) * 10) fromOrder = aboveRun <= belowRun ? 'above' : 'below';
-    }
-    if (lowFull) return slices.countAtLeast(bits, matches, from, to, code, true).above;
+    if (edge.lowFull) return slices.countAtLeast(bits, matches, from, to, edge.code, true).above;
     let total = 0;
     // Without an order, the matches in min's bucket are tested one by one: by their sub-range
     // byte, and by value only in min's own sub-range.
     const codes = this.#codes;
-    const minCode = codes === null ? -1 : this.#code(lo, min);
+    const values = this.values;
+    const minCode = codes === null ? -1 : this.#code(edge.code - 1, min);
     const testValues =
-      fromOrder !== null
+      edge.fromOrder !== null
         ? undefined
         : ({ start, list, listed, lows }: Chunk) => {
             for (let n = 0; n < listed; n++) {
@@ -359,11 +350,59 @@ export class RangeIndex {
               }
             }
           };
-    const { above, equal } = slices.countAtLeast(bits, matches, from, to, code, false, testValues);
-    total += above;
-    if (fromOrder === 'above') total += order!.countKeyRangeIn(matches, min, upper, upper !== Infinity);
-    else if (fromOrder === 'below') total += equal - order!.countKeyRangeIn(matches, lower, min, true);
-    return total;
+    const { above, equal } = slices.countAtLeast(bits, matches, from, to, edge.code, false, testValues);
+    return total + above + this.#fromOrder(edge, matches, min, equal);
+  }
+
+  /**
+   * countAtLeast for each of `mins` (a histogram's edges), in one pass over the matches and the
+   * slices for every edge whose own bucket is whole or read from the order, where one pass each
+   * read them once per edge; an edge whose bucket's rows are tested one by one takes its own pass.
+   */
+  countAtLeastEach(matches: Uint32Array, mins: Float64Array, from: number, to: number, count: number): number[] {
+    const edges = Array.from(mins, (min) => this.#edgeOf(min, count, to - from));
+    const fused = edges.flatMap((edge, i) => (edge.lowFull || edge.fromOrder !== null ? [i] : [])).slice(0, MAX_EACH);
+    const counts = Array.from(mins, (min, i) => (fused.includes(i) ? 0 : this.countAtLeast(matches, min, from, to, count)));
+    if (fused.length === 0) return counts;
+    this.#coverWords(to);
+    const { above, equal } = this.#slices.countAtLeastEach(this.#bits, matches, from, to, fused.map((i) => edges[i].code));
+    fused.forEach((i, q) => {
+      const edge = edges[i];
+      counts[i] = edge.lowFull ? above[q] + equal[q] : above[q] + this.#fromOrder(edge, matches, mins[i], equal[q]);
+    });
+    return counts;
+  }
+
+  /**
+   * Where `min` falls for a count of values >= min among `count` matches: its bucket's code, whether
+   * the bucket lies wholly at or above it, and else whether its matches there come from the order:
+   * reading the shorter side of min in that bucket's run and testing each row's bit (a run is read
+   * in order; the values of matches are read at random, a cache miss each: at 1M creators this
+   * halved a five-edge follower histogram, 2026-11-26). `passWords`: the words of a pass of its
+   * own that testing the bucket's matches would take besides (countAtLeastEach's edges share one).
+   */
+  #edgeOf(min: number, count: number, passWords: number): EdgeBucket {
+    const lo = this.#bucket(min);
+    const lower = this.#lowerOf(lo);
+    const upper = this.#upperOf(lo);
+    const lowFull = min <= lower;
+    const order = this.#order;
+    let fromOrder: EdgeBucket['fromOrder'] = null;
+    if (!lowFull && order?.built === true) {
+      const aboveRun = order.countKeyRange(min, upper, upper !== Infinity);
+      const belowRun = order.countKeyRange(lower, min, true);
+      // About a row read in order against ten matches' values read at random, or a word of a pass.
+      if (Math.min(aboveRun, belowRun) < (count / this.bucketCount) * 10 + passWords) fromOrder = aboveRun <= belowRun ? 'above' : 'below';
+    }
+    return { code: lo + 1, lowFull, fromOrder, lower, upper };
+  }
+
+  /** The matches in an edge's own bucket with a value >= min, from the order (`equal`: the matches in that bucket). */
+  #fromOrder(edge: EdgeBucket, matches: Uint32Array, min: number, equal: number): number {
+    const { fromOrder, lower, upper } = edge;
+    if (fromOrder === 'above') return this.#order!.countKeyRangeIn(matches, min, upper, upper !== Infinity);
+    if (fromOrder === 'below') return equal - this.#order!.countKeyRangeIn(matches, lower, min, true);
+    return 0;
   }
 
   /**

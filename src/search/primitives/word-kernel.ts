@@ -24,6 +24,7 @@ interface Exports {
     slices: number, rows: number, lows: number, highs: number, marks: number, list: number,
   ): void;
   atLeast(bits: number, from: number, to: number, code: number, includeEqual: number, slices: number, matches: number, equals: number, list: number): number;
+  atLeastEach(bits: number, from: number, to: number, codes: number, k: number, slices: number, matches: number, counts: number): void;
   popcountAnd(a: number, b: number, blocks: number): number;
   and(a: number, b: number, blocks: number): void;
   or(a: number, b: number, blocks: number): void;
@@ -46,7 +47,12 @@ const LIST = MARKS + CHUNK_WORDS * 4;
 const WORK_A = LIST + CHUNK_BLOCKS * 4;
 const WORK_B = WORK_A + CHUNK_WORDS * 4;
 const WORK_C = WORK_B + CHUNK_WORDS * 4;
-const SLICES = Math.ceil((WORK_C + CHUNK_WORDS * 4) / PAGE) * PAGE;
+/** Codes atLeastEach compares at once, at most: a histogram's edges (src/inputs/facets.ts: 50). */
+export const MAX_EACH = 64;
+// atLeastEach's codes, and its counts: per code two vectors of four lanes (above, equal).
+const EACH_CODES = WORK_C + CHUNK_WORDS * 4;
+const EACH_COUNTS = EACH_CODES + MAX_EACH * 4;
+const SLICES = Math.ceil((EACH_COUNTS + MAX_EACH * 32) / PAGE) * PAGE;
 
 let compiled: WebAssembly.Module | null = null;
 
@@ -140,6 +146,21 @@ class Kernel {
       if (equals) this.#finish(start, equals);
     });
     return { above, equal };
+  }
+
+  /** atLeast (without includeEqual, nothing listed) for each of `codes` in one pass: per code, the rows above it and those equal to it. */
+  atLeastEach(bits: number, matches: Uint32Array, from: number, to: number, codes: readonly number[]): { above: number[]; equal: number[] } {
+    const k = codes.length;
+    if (k === 0) return { above: [], equal: [] };
+    if (k > MAX_EACH) throw new RangeError(`at most ${MAX_EACH} codes a pass`);
+    this.#words.set(codes, EACH_CODES >>> 2);
+    const counts = EACH_COUNTS >>> 2;
+    this.#words.fill(0, counts, counts + k * 8);
+    this.#chunks(bits, matches, from, to, null, (_start, _first, _last, blocks, slices) => {
+      this.#exports.atLeastEach(bits, 0, blocks, EACH_CODES, k, slices, ROWS, EACH_COUNTS);
+    });
+    const lanes = (at: number) => this.#words[at] + this.#words[at + 1] + this.#words[at + 2] + this.#words[at + 3];
+    return { above: codes.map((_, q) => lanes(counts + q * 8)), equal: codes.map((_, q) => lanes(counts + q * 8 + 4)) };
   }
 
   /** The bits set in `a` (and, given, in `b`) over words [from, to); none past an array's end. */
@@ -264,6 +285,11 @@ export class SlicedCodes {
    */
   countAtLeast(bits: number, matches: Uint32Array, from: number, to: number, code: number, includeEqual: boolean, equals?: (chunk: Chunk) => void): { above: number; equal: number } {
     return this.#kernel.atLeast(bits, matches, from, to, code, includeEqual, equals);
+  }
+
+  /** countAtLeast without includeEqual for each of `codes` (at most MAX_EACH) in one pass, no row listed. */
+  countAtLeastEach(bits: number, matches: Uint32Array, from: number, to: number, codes: readonly number[]): { above: number[]; equal: number[] } {
+    return this.#kernel.atLeastEach(bits, matches, from, to, codes);
   }
 }
 

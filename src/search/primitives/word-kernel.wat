@@ -133,6 +133,52 @@
     (global.set $equal (call $laneSum (local.get $equalTotal)))
     (call $laneSum (local.get $total)))
 
+  ;; atLeast for `k` codes at once (a histogram's edges), each block's matches and slices read once
+  ;; where k passes read them k times: for code q (the i32 at codes + 4q), the rows of `matches`
+  ;; above it and those equal to it are added, by lane, to the vectors at counts + 32q and
+  ;; counts + 32q + 16. No row is listed.
+  (func (export "atLeastEach")
+    (param $bits i32) (param $from i32) (param $to i32) (param $codes i32) (param $k i32)
+    (param $slices i32) (param $matches i32) (param $counts i32)
+    (local $b i32) (local $j i32) (local $p i32) (local $q i32) (local $code i32) (local $at i32) (local $first i32)
+    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128) (local $c v128)
+    (local.set $b (local.get $from))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $b) (local.get $to)))
+        (local.set $mask (v128.load (i32.add (local.get $matches) (i32.shl (local.get $b) (i32.const 4)))))
+        (if (v128.any_true (local.get $mask))
+          (then
+            ;; The block's highest slice: codes are compared from their highest bit down.
+            (local.set $first (i32.add (local.get $slices)
+              (i32.shl (i32.add (i32.mul (local.get $b) (local.get $bits)) (i32.sub (local.get $bits) (i32.const 1))) (i32.const 4))))
+            (local.set $q (i32.const 0))
+            (loop $each
+              (local.set $code (i32.load (i32.add (local.get $codes) (i32.shl (local.get $q) (i32.const 2)))))
+              (local.set $below (v128.const i64x2 0 0))
+              (local.set $eq (local.get $mask))
+              (local.set $j (i32.sub (local.get $bits) (i32.const 1)))
+              (local.set $p (local.get $first))
+              (loop $slice
+                (local.set $s (v128.load (local.get $p)))
+                (local.set $c (i32x4.splat (i32.sub (i32.const 0) (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1)))))
+                (local.set $below (v128.or (local.get $below) (v128.and (v128.andnot (local.get $eq) (local.get $s)) (local.get $c))))
+                (local.set $eq (v128.andnot (local.get $eq) (v128.xor (local.get $s) (local.get $c))))
+                (local.set $p (i32.sub (local.get $p) (i32.const 16)))
+                (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+                (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
+              (local.set $at (i32.add (local.get $counts) (i32.shl (local.get $q) (i32.const 5))))
+              (v128.store (local.get $at) (i32x4.add (v128.load (local.get $at))
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt
+                  (v128.andnot (v128.andnot (local.get $mask) (local.get $below)) (local.get $eq)))))))
+              (local.set $at (i32.add (local.get $at) (i32.const 16)))
+              (v128.store (local.get $at) (i32x4.add (v128.load (local.get $at))
+                (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (local.get $eq))))))
+              (local.set $q (i32.add (local.get $q) (i32.const 1)))
+              (br_if $each (i32.lt_u (local.get $q) (local.get $k))))))
+        (local.set $b (i32.add (local.get $b) (i32.const 1)))
+        (br $blocks))))
+
   ;; The bits set in both `a` and `b` over blocks [0, blocks): a facet value's count among the
   ;; matches, and (`a` with itself) a total. A lane's byte counts add up in 16 bits: at most 16 a
   ;; block, so blocks <= 4,095.

@@ -18,16 +18,19 @@ export function countValues<V extends string | number | boolean>(matches: Uint32
 }
 
 /**
- * What each way costs, in units of ~6 ns (2026-11-27, EPYC, 1M creators, every way timed on nine
- * filters of 9k-1M matches with 5 and 50 edges): a match read by its code 4, and 0.15 more an
- * edge (reading the value where a bucket straddles one: 25 ns a match with 5 edges, 70 with 50);
- * a word of a `value >= edge` pass 0.6 (3.5 ns: 2.7 the pass alone at 10M rows, 2026-11-29, EPYC,
- * since it runs in WebAssembly SIMD; it was 3, 21 ns, in JavaScript); a row of the order 0.35 (2.1 ns).
+ * What each way costs, in nanoseconds (2026-11-30, Xeon, 10M creators, the bench's follower
+ * histogram of five edges each way over 80k-3M matches): a match read by its code 18, and 0.9
+ * more an edge (reading the value where a bucket straddles one), plus a cache miss of 50 for each
+ * block of 128 slots the matches touch (its slices are read at random: 146k matches took 6.5 ms);
+ * a word of the one `value >= edge` pass for every edge (RangeIndex.countAtLeastEach) 2, and 2.5
+ * more an edge (five edges 4.5 ms over 10M rows, where five passes took 7.2); a row of the order 4.
  */
-const MATCH_COST = 4;
-const MATCH_COST_PER_EDGE = 0.15;
-const WORD_PASS_COST = 0.6;
-const ORDER_ROW_COST = 0.35;
+const MATCH_NS = 18;
+const MATCH_EDGE_NS = 0.9;
+const BLOCK_MISS_NS = 50;
+const PASS_WORD_NS = 2;
+const PASS_WORD_EDGE_NS = 2.5;
+const ORDER_ROW_NS = 4;
 
 /** Calls `visit` with each slot set in `matches`. */
 function forEachMatch(matches: Uint32Array, visit: (slot: number) => void): void {
@@ -58,11 +61,11 @@ export function countRanges(
   const counts = new Float64Array(edges.length + 1);
   const { from, to } = setWords(matches);
   const passes = edges.length + (nullable ? 1 : 0);
-  const perMatch = count * (MATCH_COST + MATCH_COST_PER_EDGE * edges.length);
-  const byPasses = passes * (to - from) * WORD_PASS_COST;
+  const perMatch = count * (MATCH_NS + MATCH_EDGE_NS * edges.length) + Math.min(count, (to - from) / 4) * BLOCK_MISS_NS;
+  const byPasses = (to - from) * (PASS_WORD_NS + PASS_WORD_EDGE_NS * passes);
   // A NOT NULL column's order holds every row: read whole but for the longest run between edges.
   const ordered = nullable ? null : range.orderedRowsRead(thresholds);
-  if (ordered !== null && ordered * ORDER_ROW_COST < Math.min(perMatch, byPasses)) {
+  if (ordered !== null && ordered * ORDER_ROW_NS < Math.min(perMatch, byPasses)) {
     range.addHistogramFromOrder(matches, thresholds, counts, count);
     return rangeCounts(edges, counts);
   }
@@ -71,11 +74,11 @@ export function countRanges(
     return rangeCounts(edges, counts);
   }
   // Matches with a value >= each threshold; below the first, every non-NULL match.
-  let previous = nullable ? range.countAtLeast(matches, -Infinity, from, to, count) : count;
+  const atLeast = range.countAtLeastEach(matches, nullable ? Float64Array.of(-Infinity, ...thresholds) : thresholds, from, to, count);
+  let previous = nullable ? atLeast.shift()! : count;
   for (let i = 0; i < thresholds.length; i++) {
-    const above = range.countAtLeast(matches, thresholds[i], from, to, count);
-    counts[i] = previous - above;
-    previous = above;
+    counts[i] = previous - atLeast[i];
+    previous = atLeast[i];
   }
   counts[thresholds.length] = previous;
   return rangeCounts(edges, counts);
