@@ -97,6 +97,19 @@ describe('facet counts over matches of every density', () => {
       for (const slot of matched) if (country[slot] !== null) tally.set(country[slot]!, (tally.get(country[slot]!) ?? 0) + 1);
       const values = countValues(matches, count, countries, String);
       expect(Object.fromEntries(values.map((v) => [v.value, v.count]))).toEqual(Object.fromEntries(tally));
+
+      // A filter on the column itself (country IN (C0, C3)): only its values are counted, by their
+      // rows or by the matches' codes; a value no row holds is no value, and one named twice is one.
+      const asked = ['C0', 'C3', 'nowhere', 'C3'];
+      const restricted = new Uint32Array(WORDS);
+      const restrictedTally = new Map<string, number>();
+      for (const slot of matched) {
+        if (!asked.includes(country[slot] ?? '')) continue;
+        restricted[slot >>> 5] |= 1 << (slot & 31);
+        restrictedTally.set(country[slot]!, (restrictedTally.get(country[slot]!) ?? 0) + 1);
+      }
+      const among = countValues(restricted, popcount(restricted), countries, String, asked);
+      expect(Object.fromEntries(among.map((v) => [v.value, v.count]))).toEqual(Object.fromEntries(restrictedTally));
     });
   }
 });

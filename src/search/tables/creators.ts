@@ -41,6 +41,13 @@ const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
   retweet_ratio: (row) => row.retweetRatio,
 };
 
+/** A condition on one of the creators' value indexes: the facet of its column, and the values it asks for. */
+interface ValueCondition {
+  name: CreatorFacet;
+  column: ValueIndex<string | number | boolean>;
+  values: readonly (string | number | boolean)[];
+}
+
 /** Filter fields that select rows by a value's bitmap (value indexes). */
 const VALUE_CONDITIONS = new Set(['locations', 'languages', 'gender', 'verified', 'hasEmail']);
 
@@ -200,20 +207,23 @@ export class CreatorIndex {
   /** Each facet counted on the match of its search (without its own conditions when asked), no row read. */
   facets(search: CreatorSearch, requests: readonly FacetRequest<CreatorFacet>[]): FacetAnswer[] {
     return requests.map((request) => {
-      const { bits, count } = this.#match(creatorFacetSearch(search, request));
+      const counted = creatorFacetSearch(search, request);
+      const { bits, count } = this.#match(counted);
+      // The values the filter itself asks of the facet's column: the matches hold no other.
+      const asked = this.#valueConditions(counted).find((condition) => condition.name === request.facet)?.values;
       switch (request.facet) {
         case 'country':
-          return countValues(bits, count, this.#country, String);
+          return countValues(bits, count, this.#country, String, asked as string[] | undefined);
         case 'language':
-          return countValues(bits, count, this.#language, String);
+          return countValues(bits, count, this.#language, String, asked as string[] | undefined);
         case 'gender':
-          return countValues(bits, count, this.#gender, (code) => genderFromCode(code).toLowerCase());
+          return countValues(bits, count, this.#gender, (code) => genderFromCode(code).toLowerCase(), asked as number[] | undefined);
         case 'category':
           return countValues(bits, count, this.#categories, String);
         case 'verified':
-          return countValues(bits, count, this.#verified, String);
+          return countValues(bits, count, this.#verified, String, asked as boolean[] | undefined);
         case 'hasEmail':
-          return countValues(bits, count, this.#hasEmail, String);
+          return countValues(bits, count, this.#hasEmail, String, asked as boolean[] | undefined);
         // Both columns are NOT NULL (migrations): every match has a value.
         case 'followerCount':
           return countRanges(bits, count, this.#numeric.follower_count.range, 'count', request.edges ?? [], false);
@@ -262,6 +272,21 @@ export class CreatorIndex {
     return { bits: match.bits, held: match.count, count, everyRowWithin: false };
   }
 
+  /** The search's conditions on the value indexes, named as the facets of their columns, values spelled as the indexes hold them. */
+  #valueConditions(search: CreatorSearch): ValueCondition[] {
+    const { filter } = search;
+    const conditions: ValueCondition[] = [];
+    const add = <V extends string | number | boolean>(name: CreatorFacet, column: ValueIndex<V>, values: readonly V[]) =>
+      conditions.push({ name, column: column as ValueIndex<string | number | boolean>, values });
+    if (filter.locations?.length) add('country', this.#country, filter.locations.map((code) => code.toUpperCase()));
+    if (filter.languages?.length) add('language', this.#language, filter.languages.map((code) => code.toLowerCase()));
+    if (filter.gender) add('gender', this.#gender, [genderToCode(filter.gender)]);
+    if (filter.hasEmail) add('hasEmail', this.#hasEmail, [true]);
+    if (filter.verified) add('verified', this.#verified, [true]);
+    if (search.categoryIds) add('category', this.#categories, search.categoryIds);
+    return conditions;
+  }
+
   #matchKey(search: CreatorSearch): string {
     return filterKey(search.platform, search.filter, search.categoryIds);
   }
@@ -273,12 +298,7 @@ export class CreatorIndex {
     if (cached) return cached;
     const { filter } = search;
     const match = new Matcher(this.table.words, this.#pool, this.#platform.bitmap(search.platform, this.table.words));
-    if (filter.locations?.length) match.values(this.#country, filter.locations.map((code) => code.toUpperCase()));
-    if (filter.languages?.length) match.values(this.#language, filter.languages.map((code) => code.toLowerCase()));
-    if (filter.gender) match.values(this.#gender, [genderToCode(filter.gender)]);
-    if (filter.hasEmail) match.values(this.#hasEmail, [true]);
-    if (filter.verified) match.values(this.#verified, [true]);
-    if (search.categoryIds) match.values(this.#categories, search.categoryIds);
+    for (const { column, values } of this.#valueConditions(search)) match.values(column, values);
     // Bitmaps and text first: the ranges after them often have few rows left to test.
     if (filter.query) match.text([this.#username, this.#fullName], lowerCase(filter.query));
     for (const [minKey, maxKey, column] of creatorNumericBounds) {

@@ -10,11 +10,20 @@ import type { ValueIndex } from '../primitives/value-index.js';
 // matches, and no row is read. Few matches are cheaper read one by one (a value's code, a number):
 // each count below takes whichever way costs less for the matches it is given.
 
-/** Each value's count among `matches`, `count` rows (`spell`: the value as the API writes it). */
-export function countValues<V extends string | number | boolean>(matches: Uint32Array, count: number, index: ValueIndex<V>, spell: (value: V) => string): FacetCount[] {
+/**
+ * Each value's count among `matches`, `count` rows (`spell`: the value as the API writes it;
+ * `among`: the only values the matches can hold, when the filter asks for them).
+ */
+export function countValues<V extends string | number | boolean>(
+  matches: Uint32Array,
+  count: number,
+  index: ValueIndex<V>,
+  spell: (value: V) => string,
+  among?: readonly V[],
+): FacetCount[] {
   const { from, to } = setWords(matches);
   if (from === to) return [];
-  return valueCounts(index.countAmong(matches, count, from, to).map(([value, n]) => ({ value: spell(value), count: n })));
+  return valueCounts(index.countAmong(matches, count, from, to, among).map(([value, n]) => ({ value: spell(value), count: n })));
 }
 
 /**

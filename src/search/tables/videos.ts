@@ -51,9 +51,9 @@ const NO_WORDS = new Uint32Array(0);
 
 /** The conditions a newest-first page without its total tests row by row (see #rowTest). */
 const ROW_TESTED = new Set(['createAtStart', 'createAtEnd', 'categorys', 'videoType', 'locations', 'followerCountMin', 'followerCountMax', 'query']);
-/** A condition on one of the videos' single-valued columns: the values it asks for. */
+/** A condition on one of the videos' single-valued columns: the facet of its column, and the values it asks for. */
 interface ValueCondition {
-  name: string;
+  name: VideoFacet;
   column: ValueIndex<string | number>;
   values: readonly (string | number)[];
 }
@@ -460,14 +460,16 @@ export class VideoIndex {
     return requests.map((request) => {
       const scoped = videoFacetSearch(search, request);
       const { bits, count } = scoped.channelId == null ? this.#match(scoped.filter) : this.#bitsOf(this.#channelMatches(scoped.filter, scoped.channelId));
+      // The values the filter itself asks of the facet's column: the matches hold no other.
+      const asked = this.#valueConditions(scoped.filter).find((condition) => condition.name === request.facet)?.values;
       try {
         switch (request.facet) {
           case 'category':
-            return countValues(bits, count, this.#category, String);
+            return countValues(bits, count, this.#category, String, asked as number[] | undefined);
           case 'videoType':
-            return countValues(bits, count, this.#videoType, (code) => (code === 2 ? 'short' : 'video'));
+            return countValues(bits, count, this.#videoType, (code) => (code === 2 ? 'short' : 'video'), asked as number[] | undefined);
           case 'channelCountry':
-            return countValues(bits, count, this.#channelCountry, String);
+            return countValues(bits, count, this.#channelCountry, String, asked as string[] | undefined);
           case 'month':
             return countMonths(bits, this.#createAt.values);
         }
