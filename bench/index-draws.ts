@@ -135,7 +135,8 @@ function main(): void {
     const search = searchOf(session);
     afresh();
     const started = performance.now();
-    const page = index.search(search, { first: session.pageSize, offset: 0 });
+    // Facets first, as the service counts them (src/search/runtime/search-index.ts): they make the
+    // filter's whole match, which the page then takes from the cache.
     if (session.kind === 'creatorFacets') {
       index.facets(search, [
         { facet: 'country', excludeOwn: false },
@@ -143,6 +144,7 @@ function main(): void {
         { facet: 'followerCount', excludeOwn: false, edges: session.edges },
       ]);
     }
+    const page = index.search(search, { first: session.pageSize, offset: 0 });
     return { ms: performance.now() - started, total: page.total };
   };
   process.stdout.write(`${creators.toLocaleString('en')} generated creators, ${count} draws a workload, ${writes ? 'a write' : 'the cache cleared'} before each search; ms a search\n`);
