@@ -415,7 +415,8 @@ export function floorClient(): SystemClient {
               : { kind: 'creators', filter: session.filter, sort: session.sort, pageSize: session.pageSize, page: step + 1, total: true };
           break;
         case 'videos':
-          request = { kind: 'videos', filter: session.filter, pageSize: session.pageSize, page: step + 1, total: true };
+          // The REST video search orders a query's matches by relevance (GraphQL asks for newest).
+          request = { kind: 'videos', filter: session.filter, pageSize: session.pageSize, page: step + 1, total: true, relevance: session.door === 'rest' && !!session.filter.query };
           break;
         case 'live':
           request = { kind: 'live', filter: session.filter, pageSize: session.pageSize, after: cursor };

@@ -15,7 +15,7 @@ import { dayBounds, expandCategoryIds, GENDER_CODES, VIDEO_TYPE_CODES, type Cate
 
 export type FloorRequest =
   | { kind: 'creators'; filter: CreatorFilter; sort: CreatorSort; pageSize: number; page?: number; after?: string | null; total: boolean }
-  | { kind: 'videos'; filter: VideoFilter; pageSize: number; page: number; total: boolean }
+  | { kind: 'videos'; filter: VideoFilter; pageSize: number; page: number; total: boolean; relevance?: boolean }
   | { kind: 'live'; filter: LiveFilter; pageSize: number; after?: string | null }
   | { kind: 'videoChannels'; filter: VideoFilter; pageSize: number; nestedFirst: number }
   | { kind: 'creatorFacets'; filter: CreatorFilter; sort: CreatorSort; pageSize: number; edges: number[] }
@@ -58,8 +58,10 @@ class Where {
   }
 }
 
-/** `%text%` for LIKE over lower(column), with `%`, `_` and `\` taken literally. */
-const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** Text for LIKE over lower(column), with `%`, `_` and `\` taken literally: `%text%`, `text%`. */
+const likeText = (text: string) => text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+const containsPattern = (text: string) => `%${likeText(text)}%`;
+const prefixPattern = (text: string) => `${likeText(text)}%`;
 
 function addBounds(where: Where, column: string, min: number | undefined, max: number | undefined): void {
   if (min != null) where.add(`${column} >= ${where.bind(min)}`);
@@ -109,7 +111,8 @@ const decodeCursor = (cursor: string) => JSON.parse(Buffer.from(cursor, 'base64u
  */
 async function page(
   pool: pg.Pool,
-  statement: { select: string; from: string; countFrom: string; key: string; id: string; where: Where },
+  /** `ranks`: ORDER BY these (each descending, their values bound in the page's statement) before `key`, for offset pages only. */
+  statement: { select: string; from: string; countFrom: string; key: string; id: string; where: Where; ranks?: (page: Where) => string[] },
   paging: { pageSize: number; page?: number; after?: string | null; total: boolean },
 ): Promise<FloorResponse> {
   const { where, key, id } = statement;
@@ -125,7 +128,7 @@ async function page(
   const offset = keyset ? 0 : (paging.page! - 1) * paging.pageSize;
   const rows = await pool.query(
     `SELECT ${statement.select}, ${key} AS __key FROM ${statement.from} ${pageWhere.sql()}
-     ORDER BY ${key} DESC, ${id} DESC LIMIT ${limit} OFFSET ${offset}`,
+     ORDER BY ${[...(statement.ranks?.(pageWhere) ?? []), key, id].map((column) => `${column} DESC`).join(', ')} LIMIT ${limit} OFFSET ${offset}`,
     pageWhere.values,
   );
   const items = rows.rows.slice(0, paging.pageSize) as Record<string, unknown>[];
@@ -251,11 +254,15 @@ function answer(pool: pg.Pool, taxonomy: readonly Category[], request: FloorRequ
       );
     case 'videos': {
       const { where, channelFiltered } = videoWhere(request.filter);
-      return page(
-        pool,
-        { select: VIDEO_COLUMNS, from: VIDEOS_WITH_CHANNEL, countFrom: channelFiltered ? VIDEOS_WITH_CHANNEL : 'videos v', key: 'v.create_at', id: 'v.video_id', where },
-        request,
-      );
+      const common = { select: VIDEO_COLUMNS, from: VIDEOS_WITH_CHANNEL, countFrom: channelFiltered ? VIDEOS_WITH_CHANNEL : 'videos v', id: 'v.video_id', where };
+      if (!request.relevance) return page(pool, { ...common, key: 'v.create_at' }, request);
+      // Relevance: the title equal to the query, starting with it, containing it, then the rest; each by plays.
+      const q = request.filter.query!.toLowerCase();
+      const rank = (page: Where) => [
+        `(CASE WHEN lower(v.title) = ${page.bind(q)} THEN 3 WHEN lower(v.title) LIKE ${page.bind(prefixPattern(q))} THEN 2
+          WHEN lower(v.title) LIKE ${page.bind(containsPattern(q))} THEN 1 ELSE 0 END)`,
+      ];
+      return page(pool, { ...common, ranks: rank, key: 'v.play_count' }, request);
     }
     case 'live':
       return page(

@@ -100,9 +100,13 @@ async function main(): Promise<number> {
     let checkedPages = 0;
     let mismatches = 0;
     const statements = new Map<Workload, CheckOutcome['statements']>();
+    // The systems asked for a workload: those running that can answer it.
+    const askedFor = (workload: Workload) => names.filter((name) => workload.systems?.includes(name) ?? true);
     for (const workload of workloads) {
-      log(`checking ${workload.id}: the first ${config.checkSamples} sessions on ${serviceAlone ? 'the service alone (no reference to compare with)' : names.join(', ')}`);
-      const outcome = await checkSessions(targets, 'floor', sessionSequence(workload, vocab, config.seed), config.checkSamples);
+      const asked = askedFor(workload);
+      log(`checking ${workload.id}: the first ${config.checkSamples} sessions on ${asked.length === 1 ? `the ${asked[0]} alone (no reference to compare with)` : asked.join(', ')}`);
+      const askedTargets = Object.fromEntries(asked.map((name) => [name, targets[name]]));
+      const outcome = await checkSessions(askedTargets, 'floor', sessionSequence(workload, vocab, config.seed), config.checkSamples);
       checkedSessions += outcome.sessions;
       checkedPages += outcome.pages;
       mismatches += outcome.mismatches.length;
@@ -123,7 +127,7 @@ async function main(): Promise<number> {
     const results: WorkloadResult[] = [];
     for (const workload of workloads) {
       const measured: Partial<Record<SystemName, Measurement>> = {};
-      for (const name of names) {
+      for (const name of askedFor(workload)) {
         const { client, http } = targets[name]!;
         const page = (session: Session, step: number, cursor: string | null) => fetchPage(http, client, session, step, cursor);
         const common = { concurrency: config.concurrency, page, serverPid: systems[name].pid };

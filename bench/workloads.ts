@@ -2,6 +2,7 @@
 // a vocabulary sampled from the bench database (countries present, real name fragments, the
 // taxonomy, the data's date ranges), so every system replays the very same sequence of requests.
 import { DemoRandom } from '../src/demo/random.js';
+import type { SystemName } from './clients.js';
 import type { Category, CreatorFilter, Gender, LiveFilter, NodeType, Session, VideoFilter } from './specs.js';
 
 type Weighted<T> = [T, number][];
@@ -34,6 +35,8 @@ export interface Workload {
   detail: string;
   /** How the systems are asked, where that is not obvious (printed under the table). */
   note?: string;
+  /** The systems that can answer it, where not every one can (the rest are not asked). */
+  systems?: readonly SystemName[];
   draw(rng: DemoRandom, vocab: Vocabulary): Session;
 }
 
@@ -230,6 +233,20 @@ export const workloads: Workload[] = [
     draw: (rng, vocab) => ({
       kind: 'videos',
       door: 'graphql',
+      filter: { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) },
+      pageSize: PAGE_SIZE,
+      pages: 1,
+    }),
+  },
+  {
+    id: 'videos-relevance',
+    name: 'REST video search with a query, by relevance',
+    detail: '`query` = a 3–5-character substring of a sampled title or description, sometimes a video type; REST, ranked by relevance (title equal, starting with, containing the query, then the rest; each by plays)',
+    note: "PostGraphile has no relevance order and is not asked; the floor orders by the SQL path's rank expression (`CASE` on `lower(title)`, then `play_count`, then `video_id`)",
+    systems: ['service', 'floor'],
+    draw: (rng, vocab) => ({
+      kind: 'videos',
+      door: 'rest',
       filter: { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) },
       pageSize: PAGE_SIZE,
       pages: 1,
