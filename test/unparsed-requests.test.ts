@@ -66,7 +66,7 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('headers not sent in time: a 408 envelope, once the header timeout has passed', async () => {
-    const slow = await listen(app, 0, '127.0.0.1', { headersMs: 300, requestMs: 30_000 });
+    const slow = await listen(app, 0, '127.0.0.1', { headersMs: 300, requestMs: 30_000, keepAliveMs: 65_000 });
     try {
       const started = Date.now();
       const answer = await new Promise<string>((resolve, reject) => {
