@@ -103,6 +103,11 @@ const creatorConditions: ((rng: DemoRandom, vocab: Vocabulary, filter: CreatorFi
   (rng, _vocab, f) => (f.recentMonthPublishCountMin = rng.int(1, 60)),
 ];
 
+/** A 3–5-character fragment of a sampled title or description, 30 % of the time with a video type. */
+function videoTextFilter(rng: DemoRandom, vocab: Vocabulary): VideoFilter {
+  return { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) };
+}
+
 /** Few or no filters: a third of the time none, else one common condition. */
 function broadFilter(rng: DemoRandom, vocab: Vocabulary): CreatorFilter {
   const filter: CreatorFilter = {};
@@ -230,13 +235,7 @@ export const workloads: Workload[] = [
     name: 'video search, title/description fragment',
     detail: '`query` = a 3–5-character substring of a sampled title or description, sometimes a video type; newest first',
     note: `service asked through GraphQL \`videos(filter: {query}, sortBy: NEWEST)\`: REST video search has no sort and a query means relevance; ${ILIKE_NOTE}`,
-    draw: (rng, vocab) => ({
-      kind: 'videos',
-      door: 'graphql',
-      filter: { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) },
-      pageSize: PAGE_SIZE,
-      pages: 1,
-    }),
+    draw: (rng, vocab) => ({ kind: 'videos', door: 'graphql', filter: videoTextFilter(rng, vocab), pageSize: PAGE_SIZE, pages: 1 }),
   },
   {
     id: 'videos-relevance',
@@ -244,13 +243,7 @@ export const workloads: Workload[] = [
     detail: '`query` = a 3–5-character substring of a sampled title or description, sometimes a video type; REST, ranked by relevance (title equal, starting with, containing the query, then the rest; each by plays)',
     note: "PostGraphile has no relevance order and is not asked; the floor orders by the SQL path's rank expression (`CASE` on `lower(title)`, then `play_count`, then `video_id`)",
     systems: ['service', 'floor'],
-    draw: (rng, vocab) => ({
-      kind: 'videos',
-      door: 'rest',
-      filter: { query: fragment(rng, vocab.videoTexts), ...(rng.chance(0.3) ? { videoType: rng.pick(['VIDEO', 'SHORT'] as const) } : {}) },
-      pageSize: PAGE_SIZE,
-      pages: 1,
-    }),
+    draw: (rng, vocab) => ({ kind: 'videos', door: 'rest', filter: videoTextFilter(rng, vocab), pageSize: PAGE_SIZE, pages: 1 }),
   },
   {
     id: 'creators-follower-max',

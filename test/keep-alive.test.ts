@@ -24,7 +24,7 @@ afterAll(async () => {
 
 interface Answer {
   status: number;
-  keepAlive: string | undefined;
+  keepAlive: string | string[] | undefined;
   reusedSocket: boolean;
 }
 
