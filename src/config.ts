@@ -33,6 +33,8 @@ export interface Config {
   maxOperationNodes: number;
   /** How long in-flight requests may run on after SIGTERM before they are answered 503. */
   shutdownGraceMs: number;
+  /** How long an idle keep-alive connection waits for its next request (src/app.ts, ClientTimeouts). */
+  httpKeepAliveMs: number;
   /** Serve searches from the in-memory index (SEARCH_INDEX=off: every search runs SQL). */
   searchIndex: boolean;
   /** How often the index reads the change feed. */
@@ -364,6 +366,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keylessCpuBurstMs: milliseconds('KEYLESS_CPU_BURST_MS', env.KEYLESS_CPU_BURST_MS, 2_000, 1),
     maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, CONTRACT_MAX_OPERATION_NODES, MIN_OPERATION_BOUND, CONTRACT_MAX_OPERATION_NODES),
     shutdownGraceMs: milliseconds('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000, 0),
+    // Above the idle timeout of the load balancer in front (60 s is common; some hold 350 or 600 s).
+    httpKeepAliveMs: milliseconds('HTTP_KEEP_ALIVE_MS', env.HTTP_KEEP_ALIVE_MS, 65_000, 1_000),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: milliseconds('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500, 10),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),

@@ -26,6 +26,7 @@ describe('numeric settings have the range they can work in', () => {
     ['SEARCH_POLL_MS', ['0', '9', '99999999999'], ['10', '2147483647'], 'SEARCH_POLL_MS must be a whole number of milliseconds from 10 to 2147483647'],
     ['UPSTREAM_TIMEOUT_MS', ['0', '99', '2147483648'], ['100', '30000'], 'UPSTREAM_TIMEOUT_MS must be a whole number of milliseconds from 100 to 2147483647'],
     ['SHUTDOWN_GRACE_MS', ['-1', '2147483648'], ['0', '2147483647'], 'SHUTDOWN_GRACE_MS must be a whole number of milliseconds from 0 to 2147483647'],
+    ['HTTP_KEEP_ALIVE_MS', ['0', '999', '2147483648'], ['1000', '65000', '600000'], 'HTTP_KEEP_ALIVE_MS must be a whole number of milliseconds from 1000 to 2147483647'],
     ['KEY_CACHE_MS', ['2147483648'], ['0', '600000'], 'KEY_CACHE_MS must be a whole number of milliseconds from 0 to 2147483647'],
     ['KEYLESS_CPU_BURST_MS', ['0', '2147483648'], ['1', '2000'], 'KEYLESS_CPU_BURST_MS must be a whole number of milliseconds from 1 to 2147483647'],
     ['KEYLESS_CPU_MS_PER_S', ['0', '1001'], ['1', '1000'], 'KEYLESS_CPU_MS_PER_S must be an integer from 1 to 1000'],

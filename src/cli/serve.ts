@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
-import { type App, createApp, listen, type Listening } from '../app.js';
+import { type App, CLIENT_TIMEOUTS, createApp, listen, type Listening } from '../app.js';
 import { answerWhileStarting } from '../http/server.js';
 import { startMetricsServer } from '../observability/metrics-server.js';
 import type { Config } from '../config.js';
@@ -51,7 +51,7 @@ export async function serve(config: Config, options: { seedDemo: boolean }): Pro
   // the database away at start it opens at once, so the process is what it is during an outage
   // while running: /healthz 200, /readyz and every call 503, until the database answers.
   let opening: Promise<Listening> | null = null;
-  const listening = () => (opening ??= listen(handler, config.port, config.host));
+  const listening = () => (opening ??= listen(handler, config.port, config.host, { ...CLIENT_TIMEOUTS, keepAliveMs: config.httpKeepAliveMs }));
   // An open port would keep the process alive after it gave up.
   const closeIfListening = async () => {
     if (opening) await (await opening).close();
