@@ -7,7 +7,7 @@ import { createInFlightWork } from './access/in-flight.js';
 import { createLimiter } from './access/limits.js';
 import { openRefundJournal, type RefundJournal } from './access/refund-journal.js';
 import { createAccessService } from './access/service.js';
-import { type Config, folderRefused, makeFolder } from './config.js';
+import { type Config, DEFAULT_HTTP_KEEP_ALIVE_MS, folderRefused, makeFolder } from './config.js';
 import { answerUnparsedRequest, createFrontDoor, type FrontDoor } from './http/server.js';
 import { createLogger, errorReport, type Logger } from './observability/log.js';
 import { createMetrics } from './observability/metrics.js';
@@ -232,7 +232,7 @@ export interface ClientTimeouts {
    */
   keepAliveMs: number;
 }
-export const CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 65_000 };
+export const CLIENT_TIMEOUTS: ClientTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: DEFAULT_HTTP_KEEP_ALIVE_MS };
 
 /** What a listening server hands its requests to: an App, or a stand-in until one is assembled. */
 export type RequestHandler = Pick<App, 'abortInFlight'> & { server(request: IncomingMessage, response: ServerResponse): unknown };

@@ -339,6 +339,12 @@ function besideData(value: string | undefined, dataDir: string, folder: string):
   return set.toLowerCase() === 'off' ? undefined : set;
 }
 
+/**
+ * How long an idle keep-alive connection waits by default: above the 60 s idle timeout of common
+ * load balancers (some hold 350 or 600 s: set HTTP_KEEP_ALIVE_MS above theirs).
+ */
+export const DEFAULT_HTTP_KEEP_ALIVE_MS = 65_000;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: port('PORT', env.PORT, 8080),
@@ -366,8 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keylessCpuBurstMs: milliseconds('KEYLESS_CPU_BURST_MS', env.KEYLESS_CPU_BURST_MS, 2_000, 1),
     maxOperationNodes: integer('GRAPHQL_MAX_NODES', env.GRAPHQL_MAX_NODES, CONTRACT_MAX_OPERATION_NODES, MIN_OPERATION_BOUND, CONTRACT_MAX_OPERATION_NODES),
     shutdownGraceMs: milliseconds('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 10_000, 0),
-    // Above the idle timeout of the load balancer in front (60 s is common; some hold 350 or 600 s).
-    httpKeepAliveMs: milliseconds('HTTP_KEEP_ALIVE_MS', env.HTTP_KEEP_ALIVE_MS, 65_000, 1_000),
+    httpKeepAliveMs: milliseconds('HTTP_KEEP_ALIVE_MS', env.HTTP_KEEP_ALIVE_MS, DEFAULT_HTTP_KEEP_ALIVE_MS, 1_000),
     searchIndex: onOff('SEARCH_INDEX', env.SEARCH_INDEX, true),
     searchPollMs: milliseconds('SEARCH_POLL_MS', env.SEARCH_POLL_MS, 500, 10),
     searchThread: onOff('SEARCH_THREAD', env.SEARCH_THREAD, true),

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BODY_BYTES_MIN, CONTRACT_MAX_OPERATION_NODES, CONTRACT_MAX_OPERATION_UNITS, loadConfig, MAX_TIMER_MS } from '../src/config.js';
+import { CLIENT_TIMEOUTS } from '../src/app.js';
 import { SearchRows } from '../src/search/row-cache.js';
 import { createTestApp } from './support/app.js';
 
@@ -54,6 +55,8 @@ describe('numeric settings have the range they can work in', () => {
     const defaults = loadConfig({});
     expect([defaults.maxOperationUnits, defaults.maxOperationNodes, defaults.poolSize, defaults.connectTimeoutMs]).toEqual([10_000, 50_000, 10, 2_000]);
     expect(loadConfig({ SEARCH_SNAPSHOT_EVERY_MS: '0' }).searchSnapshotEveryMs).toBe(0);
+    // The served process and listen()'s own default keep idle connections alike, past a 60 s load balancer.
+    expect([defaults.httpKeepAliveMs, CLIENT_TIMEOUTS.keepAliveMs]).toEqual([65_000, 65_000]);
   });
 });
 
