@@ -93,6 +93,30 @@ export class RangeIndex {
   useOrder(order: SortOrder): void {
     this.#order = order;
     this.#codes = null;
+    order.useCodes({ codeOf: (key) => (Number.isNaN(key) ? 0 : this.#bucket(key) + 1), within: (word, code, atMost) => this.#within(word, code, atMost) });
+  }
+
+  /**
+   * The slots of `word` whose code is at least `code` (`atMost`: at most it), the 32 compared at
+   * once a bit at a time from the highest, as bit-sliced indexes compare (O'Neil and Quass): a
+   * slot is greater once its bit is 1 where the code's is 0 while the bits above were equal.
+   */
+  #within(word: number, code: number, atMost: boolean): number {
+    const bits = this.#bits;
+    const slices = this.#slices.words;
+    const base = sliceAt(word, bits, 0);
+    if (base + ((bits - 1) << 2) >= slices.length) return -1;
+    let greater = 0;
+    let equal = -1;
+    for (let j = bits - 1; j >= 0; j--) {
+      const slice = slices[base + (j << 2)];
+      if ((code >>> j) & 1) equal &= slice;
+      else {
+        greater |= equal & slice;
+        equal &= ~slice;
+      }
+    }
+    return atMost ? ~greater : greater | equal;
   }
 
   /** How many of `bucket`'s sub-range boundaries are <= value. */

@@ -15,9 +15,11 @@ import { compareUtf8 } from './string-store.js';
 //
 // A page of matching rows is found one of two ways, whichever is cheaper: walking the order and
 // testing each row (dense matches: a few rows per hit), or reading each match's key once and
-// keeping the best (skip + take) in a bounded heap (sparse matches: no row visited twice). No
-// rank per row is kept for the second way: 4 bytes a row per order was ~23 MiB at 1M creators and
-// 2M videos, ~230 MB at ten times that, and a match's key costs one read as its rank did.
+// keeping the best (skip + take) in a bounded heap (sparse matches: no row visited twice); where
+// a range index keeps the same keys as bucket codes, a match whose code cannot beat the heap's
+// worst row is passed over without reading its key. No rank per row is kept for the second way:
+// 4 bytes a row per order was ~23 MiB at 1M creators and 2M videos, ~230 MB at ten times that,
+// and a match's key costs one read as its rank did.
 
 /** Snapshot positions per entry of a run's ranks (SortOrder.rank). */
 const RANK_BLOCK = 512;
@@ -72,6 +74,18 @@ export interface Walk {
   strategy?: 'walk' | 'heap';
 }
 
+/**
+ * The order's keys as bucket codes that rise with them, bit-sliced (a RangeIndex over the same
+ * values, ./range-index.ts): a word's 32 codes compare with a code at once, so the heap reads the
+ * key only of a match that may still beat the worst row it keeps.
+ */
+export interface KeyCodes {
+  /** The code of `key`: never lower for a higher key; NaN's is 0, the lowest. */
+  codeOf(key: number): number;
+  /** The slots of word `word` whose code is at least `code` (`atMost`: at most it); every slot when the codes do not reach it. */
+  within(word: number, code: number, atMost: boolean): number;
+}
+
 export class SortOrder {
   /** The snapshot: slots in order; a slot changed since is skipped (its key may have moved). */
   #perm: Uint32Array = new Uint32Array(0);
@@ -88,12 +102,18 @@ export class SortOrder {
    * Null when runs are short (slots in no relation to the keys), and rows are marked one by one.
    */
   #runStarts: Uint32Array | null = null;
+  #codes: KeyCodes | null = null;
 
   /** @param keyOf the slot's current key; every change to it is told through touch() */
   constructor(
     private readonly table: RowTable,
     private readonly keyOf: (slot: number) => number,
   ) {}
+
+  /** Codes of this order's keys, kept current by their owner with every change (RangeIndex.useOrder). */
+  useCodes(codes: KeyCodes): void {
+    this.#codes = codes;
+  }
 
   /** Slots changed since the last sort (each walk or count tests every row it reads against them). */
   get changedCount(): number {
@@ -575,8 +595,13 @@ export class SortOrder {
     };
     let held = 0;
     const alive = this.table.alive;
+    // Once the heap is full, a match whose key's code is below the last kept key's (walking
+    // backward: above it) cannot get in: its key is not read (a cache miss each at random slots).
+    const codes = this.#codes;
+    let lastKeptCode = -1;
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w];
+      if (word !== 0 && lastKeptCode >= 0) word &= codes!.within(w, lastKeptCode, walk.backward);
       while (word !== 0) {
         const lowest = word & -word;
         const slot = (w << 5) + 31 - Math.clz32(lowest);
@@ -601,7 +626,8 @@ export class SortOrder {
           slots[0] = slot;
           keys[0] = key;
           sift(held);
-        }
+        } else continue;
+        if (codes !== null && held === room) lastKeptCode = codes.codeOf(keys[0]);
       }
     }
     // Drain the heap from its last row to its first.
