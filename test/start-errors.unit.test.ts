@@ -166,7 +166,8 @@ describe('a database not up yet', { timeout: 60_000 }, () => {
   it('a Redis host that does not resolve is not fatal: limits stay in the process, as while Redis is down', async () => {
     const server = spawnServerProcess({ DATA_DIR: 'memory://', REDIS_URL: `redis://:${SECRET}@no-such-host.invalid:6379`, SEARCH_INDEX: 'off' });
     try {
-      for (let tries = 0; tries < 150 && !/listening on/.test(server.output()); tries++) await sleep(100);
+      // As long as startServerProcess waits for any server: 15 s was not enough with the machine's cores busy.
+      for (let tries = 0; tries < 300 && !/listening on/.test(server.output()); tries++) await sleep(100);
       expect(server.output()).toMatch(/listening on http/);
       expect(server.output()).toMatch(/rate limits: Redis not answering/);
       expect(server.output()).not.toContain(SECRET);
