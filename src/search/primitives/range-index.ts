@@ -93,7 +93,7 @@ export class RangeIndex {
   useOrder(order: SortOrder): void {
     this.#order = order;
     this.#codes = null;
-    order.useCodes({ codeOf: (key) => (Number.isNaN(key) ? 0 : this.#bucket(key) + 1), within: (word, code, atMost) => this.#within(word, code, atMost) });
+    order.useCodes({ codeOf: (key) => this.#codeOf(this.#bucket(key)), within: (word, code, atMost) => this.#within(word, code, atMost) });
   }
 
   /**
@@ -143,6 +143,11 @@ export class RangeIndex {
     return this.#boundaries.length + 1;
   }
 
+  /** A bucket's code in the slices: bucket + 1, and 0 for NULL (#bucket's bucketCount). */
+  #codeOf(bucket: number): number {
+    return bucket >= this.bucketCount ? 0 : bucket + 1;
+  }
+
   #bucket(value: number): number {
     if (Number.isNaN(value)) return this.bucketCount; // NULL: below no boundary, in no bitmap
     return bucketOf(this.#boundaries, value);
@@ -161,7 +166,7 @@ export class RangeIndex {
 
   /** Writes the slot's code (bucket + 1; 0 for NULL) into the slices. */
   #file(slot: number, bucket: number): void {
-    const code = bucket >= this.bucketCount ? 0 : bucket + 1;
+    const code = this.#codeOf(bucket);
     this.#coverWords((slot >>> 5) + 1);
     const bits = this.#bits;
     const at = sliceAt(slot >>> 5, bits, 0);
