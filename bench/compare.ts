@@ -33,7 +33,7 @@ async function main(): Promise<number> {
   const config = loadBenchConfig();
   if (!config.variants) throw new Error('BENCH_VARIANTS is required, e.g. "before: HEAP_GROWTH_PERCENT=25; after: HEAP_GROWTH_PERCENT=50"');
   const workloads = selectWorkloads(config.workloads);
-  await prepareDatabase(config.databaseUrl, config.scale);
+  await prepareDatabase(config.databaseUrl, config.scale, false); // the service alone: no PostGraphile indexes
   const vocab = await readVocabulary(config.databaseUrl);
   const key = await createServiceKey(config.databaseUrl);
   const client = serviceClient(key);

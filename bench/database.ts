@@ -62,10 +62,16 @@ async function needsVacuum(client: pg.Client): Promise<boolean> {
 /**
  * Seeds whatever the wanted scale lacks (the seed is deterministic and keeps existing rows, so it
  * fills only the gap), then VACUUM ANALYZE so the planner and index-only scans see real figures.
+ * `comparisonIndexes`: PostGraphile or the floor run, so their filter indexes are made (minutes
+ * at x10; a run of the service alone does without them).
  * Returns the rows present afterwards (more than wanted if the database already had more), and
  * how long the seed took when this run seeded.
  */
-export async function prepareDatabase(url: string, wanted: Scale): Promise<{ rows: Scale; seedSeconds: number | null }> {
+export async function prepareDatabase(
+  url: string,
+  wanted: Scale,
+  comparisonIndexes: boolean,
+): Promise<{ rows: Scale; seedSeconds: number | null }> {
   await ensureDatabase(url);
   const have = await withClient(url, rowCounts);
   const missing = (Object.keys(wanted) as (keyof Scale)[]).filter((table) => have[table] < wanted[table]);
@@ -80,7 +86,7 @@ export async function prepareDatabase(url: string, wanted: Scale): Promise<{ row
   // Migrated before the comparison's indexes are made: a database seeded by an older build would
   // lose them to the service's own migration at its start.
   await runCommand(process.execPath, ['bin/creator-data.js', 'migrate'], childEnv(url));
-  await ensureComparisonIndexes(url);
+  if (comparisonIndexes) await ensureComparisonIndexes(url);
   const rows = await withClient(url, async (client) => {
     if (missing.length > 0 || (await needsVacuum(client))) {
       log('VACUUM ANALYZE');

@@ -132,7 +132,7 @@ async function measure(variant: ServiceVariant & { name: string }, dir: string, 
 
 async function main(): Promise<void> {
   const config = loadBenchConfig();
-  await prepareDatabase(config.databaseUrl, config.scale);
+  await prepareDatabase(config.databaseUrl, config.scale, false); // the service alone: no PostGraphile indexes
   const keptDir = config.snapshotDir === null ? null : resolve(config.snapshotDir);
   const baseDir = keptDir ?? mkdtempSync(join(tmpdir(), 'cds-bench-fairness-'));
   const variants = config.variants ?? [{ name: 'this', root: ROOT, env: {} }];

@@ -28,7 +28,8 @@ async function main(): Promise<number> {
   const config = loadBenchConfig();
   const workloads = selectWorkloads(config.workloads);
   await ensureBenchDependencies();
-  const { rows, seedSeconds } = await prepareDatabase(config.databaseUrl, config.scale);
+  const sqlSystems = config.systems.some((name) => name !== 'service');
+  const { rows, seedSeconds } = await prepareDatabase(config.databaseUrl, config.scale, sqlSystems);
   log(`data: ${describeRows(rows)}`);
   const vocab: Vocabulary = await readVocabulary(config.databaseUrl);
   const machine = await machineFacts(config.databaseUrl);
