@@ -33,7 +33,7 @@
     (param $slices i32) (param $rows i32) (param $lows i32) (param $highs i32) (param $marks i32) (param $list i32)
     (local $b i32) (local $j i32) (local $p i32) (local $o i32) (local $n i32)
     (local $mask v128) (local $s v128) (local $underLow v128) (local $atLow v128) (local $underHigh v128)
-    (local $atHigh v128) (local $cl v128) (local $ch v128) (local $low v128) (local $high v128) (local $kept v128)
+    (local $atHigh v128) (local $low v128) (local $high v128) (local $kept v128)
     (local.set $b (local.get $from))
     (block $done
       (loop $blocks
@@ -52,12 +52,17 @@
               (i32.shl (i32.add (i32.mul (local.get $b) (local.get $bits)) (local.get $j)) (i32.const 4))))
             (loop $slice
               (local.set $s (v128.load (local.get $p)))
-              (local.set $cl (i32x4.splat (i32.sub (i32.const 0) (i32.and (i32.shr_u (local.get $lowCode) (local.get $j)) (i32.const 1)))))
-              (local.set $ch (i32x4.splat (i32.sub (i32.const 0) (i32.and (i32.shr_u (local.get $highCode) (local.get $j)) (i32.const 1)))))
-              (local.set $underLow (v128.or (local.get $underLow) (v128.and (v128.andnot (local.get $atLow) (local.get $s)) (local.get $cl))))
-              (local.set $atLow (v128.andnot (local.get $atLow) (v128.xor (local.get $s) (local.get $cl))))
-              (local.set $underHigh (v128.or (local.get $underHigh) (v128.and (v128.andnot (local.get $atHigh) (local.get $s)) (local.get $ch))))
-              (local.set $atHigh (v128.andnot (local.get $atHigh) (v128.xor (local.get $s) (local.get $ch))))
+              ;; A code's bit 1: rows equal so far with a 0 are below it; 0: those with a 1 are above.
+              (if (i32.and (i32.shr_u (local.get $lowCode) (local.get $j)) (i32.const 1))
+                (then
+                  (local.set $underLow (v128.or (local.get $underLow) (v128.andnot (local.get $atLow) (local.get $s))))
+                  (local.set $atLow (v128.and (local.get $atLow) (local.get $s))))
+                (else (local.set $atLow (v128.andnot (local.get $atLow) (local.get $s)))))
+              (if (i32.and (i32.shr_u (local.get $highCode) (local.get $j)) (i32.const 1))
+                (then
+                  (local.set $underHigh (v128.or (local.get $underHigh) (v128.andnot (local.get $atHigh) (local.get $s))))
+                  (local.set $atHigh (v128.and (local.get $atHigh) (local.get $s))))
+                (else (local.set $atHigh (v128.andnot (local.get $atHigh) (local.get $s)))))
               (local.set $p (i32.sub (local.get $p) (i32.const 16)))
               (local.set $j (i32.sub (local.get $j) (i32.const 1)))
               (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
@@ -93,7 +98,7 @@
     (param $bits i32) (param $from i32) (param $to i32) (param $code i32) (param $includeEqual i32)
     (param $slices i32) (param $matches i32) (param $equals i32) (param $list i32) (result i32)
     (local $b i32) (local $j i32) (local $p i32) (local $o i32) (local $n i32)
-    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128) (local $c v128)
+    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128)
     (local $above v128) (local $total v128) (local $equalTotal v128)
     (local.set $b (local.get $from))
     (block $done
@@ -110,9 +115,11 @@
               (i32.shl (i32.add (i32.mul (local.get $b) (local.get $bits)) (local.get $j)) (i32.const 4))))
             (loop $slice
               (local.set $s (v128.load (local.get $p)))
-              (local.set $c (i32x4.splat (i32.sub (i32.const 0) (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1)))))
-              (local.set $below (v128.or (local.get $below) (v128.and (v128.andnot (local.get $eq) (local.get $s)) (local.get $c))))
-              (local.set $eq (v128.andnot (local.get $eq) (v128.xor (local.get $s) (local.get $c))))
+              (if (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1))
+                (then
+                  (local.set $below (v128.or (local.get $below) (v128.andnot (local.get $eq) (local.get $s))))
+                  (local.set $eq (v128.and (local.get $eq) (local.get $s))))
+                (else (local.set $eq (v128.andnot (local.get $eq) (local.get $s)))))
               (local.set $p (i32.sub (local.get $p) (i32.const 16)))
               (local.set $j (i32.sub (local.get $j) (i32.const 1)))
               (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
@@ -141,7 +148,7 @@
     (param $bits i32) (param $from i32) (param $to i32) (param $codes i32) (param $k i32)
     (param $slices i32) (param $matches i32) (param $counts i32)
     (local $b i32) (local $j i32) (local $p i32) (local $q i32) (local $code i32) (local $at i32) (local $first i32)
-    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128) (local $c v128)
+    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128)
     (local.set $b (local.get $from))
     (block $done
       (loop $blocks
@@ -161,9 +168,11 @@
               (local.set $p (local.get $first))
               (loop $slice
                 (local.set $s (v128.load (local.get $p)))
-                (local.set $c (i32x4.splat (i32.sub (i32.const 0) (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1)))))
-                (local.set $below (v128.or (local.get $below) (v128.and (v128.andnot (local.get $eq) (local.get $s)) (local.get $c))))
-                (local.set $eq (v128.andnot (local.get $eq) (v128.xor (local.get $s) (local.get $c))))
+                (if (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1))
+                  (then
+                    (local.set $below (v128.or (local.get $below) (v128.andnot (local.get $eq) (local.get $s))))
+                    (local.set $eq (v128.and (local.get $eq) (local.get $s))))
+                  (else (local.set $eq (v128.andnot (local.get $eq) (local.get $s)))))
                 (local.set $p (i32.sub (local.get $p) (i32.const 16)))
                 (local.set $j (i32.sub (local.get $j) (i32.const 1)))
                 (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
