@@ -513,7 +513,8 @@ export class RangeIndex {
     const slices = this.#slices;
     const bits = this.#bits;
     const lowCode = lo + 1;
-    const highCode = hi + 1;
+    // No maximum: the highest code the bits hold, which the kernel knows bounds nothing.
+    const highCode = hi === buckets - 1 && !testHigh ? 2 ** bits - 1 : hi + 1;
     const values = this.values;
     const min = bounds.min ?? -Infinity;
     const max = bounds.max ?? Infinity;

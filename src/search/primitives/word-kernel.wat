@@ -33,7 +33,9 @@
     (param $slices i32) (param $rows i32) (param $lows i32) (param $highs i32) (param $marks i32) (param $list i32)
     (local $b i32) (local $j i32) (local $p i32) (local $o i32) (local $n i32)
     (local $mask v128) (local $s v128) (local $underLow v128) (local $atLow v128) (local $underHigh v128)
-    (local $atHigh v128) (local $low v128) (local $high v128) (local $kept v128)
+    (local $atHigh v128) (local $low v128) (local $high v128) (local $kept v128) (local $compareHigh i32)
+    ;; No high bound (the highest code, untested): a loop of its own compares the low code alone.
+    (local.set $compareHigh (i32.or (i32.ne (local.get $highCode) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1))) (local.get $testHigh)))
     (local.set $b (local.get $from))
     (block $done
       (loop $blocks
@@ -50,22 +52,36 @@
             (local.set $j (i32.sub (local.get $bits) (i32.const 1)))
             (local.set $p (i32.add (local.get $slices)
               (i32.shl (i32.add (i32.mul (local.get $b) (local.get $bits)) (local.get $j)) (i32.const 4))))
-            (loop $slice
-              (local.set $s (v128.load (local.get $p)))
-              ;; A code's bit 1: rows equal so far with a 0 are below it; 0: those with a 1 are above.
-              (if (i32.and (i32.shr_u (local.get $lowCode) (local.get $j)) (i32.const 1))
-                (then
-                  (local.set $underLow (v128.or (local.get $underLow) (v128.andnot (local.get $atLow) (local.get $s))))
-                  (local.set $atLow (v128.and (local.get $atLow) (local.get $s))))
-                (else (local.set $atLow (v128.andnot (local.get $atLow) (local.get $s)))))
-              (if (i32.and (i32.shr_u (local.get $highCode) (local.get $j)) (i32.const 1))
-                (then
-                  (local.set $underHigh (v128.or (local.get $underHigh) (v128.andnot (local.get $atHigh) (local.get $s))))
-                  (local.set $atHigh (v128.and (local.get $atHigh) (local.get $s))))
-                (else (local.set $atHigh (v128.andnot (local.get $atHigh) (local.get $s)))))
-              (local.set $p (i32.sub (local.get $p) (i32.const 16)))
-              (local.set $j (i32.sub (local.get $j) (i32.const 1)))
-              (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
+            (if (local.get $compareHigh)
+              (then
+                (loop $slice
+                  (local.set $s (v128.load (local.get $p)))
+                  ;; A code's bit 1: rows equal so far with a 0 are below it; 0: those with a 1 are above.
+                  (if (i32.and (i32.shr_u (local.get $lowCode) (local.get $j)) (i32.const 1))
+                    (then
+                      (local.set $underLow (v128.or (local.get $underLow) (v128.andnot (local.get $atLow) (local.get $s))))
+                      (local.set $atLow (v128.and (local.get $atLow) (local.get $s))))
+                    (else (local.set $atLow (v128.andnot (local.get $atLow) (local.get $s)))))
+                  (if (i32.and (i32.shr_u (local.get $highCode) (local.get $j)) (i32.const 1))
+                    (then
+                      (local.set $underHigh (v128.or (local.get $underHigh) (v128.andnot (local.get $atHigh) (local.get $s))))
+                      (local.set $atHigh (v128.and (local.get $atHigh) (local.get $s))))
+                    (else (local.set $atHigh (v128.andnot (local.get $atHigh) (local.get $s)))))
+                  (local.set $p (i32.sub (local.get $p) (i32.const 16)))
+                  (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+                  (br_if $slice (i32.ge_s (local.get $j) (i32.const 0)))))
+              (else
+                (local.set $underHigh (local.get $mask))
+                (loop $lowSlice
+                  (local.set $s (v128.load (local.get $p)))
+                  (if (i32.and (i32.shr_u (local.get $lowCode) (local.get $j)) (i32.const 1))
+                    (then
+                      (local.set $underLow (v128.or (local.get $underLow) (v128.andnot (local.get $atLow) (local.get $s))))
+                      (local.set $atLow (v128.and (local.get $atLow) (local.get $s))))
+                    (else (local.set $atLow (v128.andnot (local.get $atLow) (local.get $s)))))
+                  (local.set $p (i32.sub (local.get $p) (i32.const 16)))
+                  (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+                  (br_if $lowSlice (i32.ge_s (local.get $j) (i32.const 0))))))
             (local.set $low (v128.and (local.get $atLow) (i32x4.splat (local.get $testLow))))
             (local.set $high (v128.and (local.get $atHigh) (i32x4.splat (local.get $testHigh))))
             ;; Codes lowCode..highCode, less the edges tested.
