@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { andAnyInto, andInto, andNotInto, bitCount, bitsOf, orInto, popcount, popcountAnd, setBitList } from '../src/search/primitives/bitset.js';
+import { andAnyInto, andInto, andNotInto, bitCount, bitsOf, orInto, popcount, popcountAnd, popcountAndEach, setBitList } from '../src/search/primitives/bitset.js';
 import { CHUNK_BLOCKS } from '../src/search/primitives/word-kernel.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 // @ts-expect-error: a plain script, without types
@@ -47,6 +47,9 @@ describe('counts and bitset operations through the kernel', () => {
       expect(popcountAnd(a, b, to, from), `popcountAnd [${from}, ${to})`).toBe(byWord(a, b, from, to));
       const short = b.subarray(0, Math.max(0, to - 100));
       expect(popcountAnd(a, short, to, from), `popcountAnd, a shorter b, [${from}, ${to})`).toBe(byWord(a, short, from, to));
+      // A facet's values at once: the matches read once a chunk, one value's words ending early.
+      const values = [b, short, a, draw(0.01)];
+      expect(popcountAndEach(a, values, to, from), `popcountAndEach [${from}, ${to})`).toEqual(values.map((value) => byWord(a, value, from, to)));
     }
   });
 

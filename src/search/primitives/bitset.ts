@@ -1,4 +1,4 @@
-import { combineBits, countBits, countBitsOfBoth, listBits } from './word-kernel.js';
+import { combineBits, countBits, countBitsOfBoth, countBitsOfEach, listBits } from './word-kernel.js';
 import type { SnapshotReader, SnapshotWriter } from './snapshot-io.js';
 
 // Dense bitsets over row slots: one bit per row, 32 rows a word. At a million rows a bitset is
@@ -163,6 +163,12 @@ export function popcountAnd(a: Uint32Array, b: Uint32Array, to = a.length, from 
     total += (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
   }
   return total;
+}
+
+/** popcountAnd of `a` with each of `others` (a facet's values): over many words `a` is read once for all. */
+export function popcountAndEach(a: Uint32Array, others: readonly Uint32Array[], to = a.length, from = 0): number[] {
+  if (to - from >= KERNEL_WORDS) return countBitsOfEach(a, others, from, to);
+  return others.map((b) => popcountAnd(a, b, to, from));
 }
 
 /** The words [from, to) outside which `words` is all 0 (from = to: none set). */

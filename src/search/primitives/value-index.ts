@@ -1,4 +1,4 @@
-import { andAnyInto, Bitset, grownLength, popcount, popcountAnd } from './bitset.js';
+import { andAnyInto, Bitset, grownLength, popcount, popcountAndEach } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SlotCodes } from './sort-order.js';
@@ -322,9 +322,15 @@ export class ValueIndex<V extends string | number | boolean> {
       : count * MATCH_NS + Math.min(count, ((to - from) * 2) / this.#codeOf.BYTES_PER_ELEMENT) * LINE_MISS_NS > this.#membersNs(to - from, codes);
     if (byMembers) {
       const counted = codes ?? this.#values.map((_, code) => code).slice(1);
+      const bitmaps = counted.flatMap((code) => {
+        const members = this.#members[code];
+        return members instanceof Bitset ? [members.words] : [];
+      });
+      const bitmapCounts = popcountAndEach(matches, bitmaps, to, from);
+      let next = 0;
       return counted.map((code): [V, number] => {
         const members = this.#members[code];
-        return [this.#values[code], members instanceof Bitset ? popcountAnd(matches, members.words, to, from) : members.countIn(matches, from, to)];
+        return [this.#values[code], members instanceof Bitset ? bitmapCounts[next++] : members.countIn(matches, from, to)];
       });
     }
     const counts = new Float64Array(this.#values.length);

@@ -178,6 +178,25 @@ class Kernel {
   }
 
   /**
+   * The bits set in `a` and in each of `others` over words [from, to) (past an array's end:
+   * none): `a` is copied in once a chunk for all of them (a facet's values over one set of matches).
+   */
+  popcountEach(a: Uint32Array, others: readonly Uint32Array[], from: number, to: number): number[] {
+    const counts = others.map(() => 0);
+    for (let start = from; start < to; start += CHUNK_WORDS) {
+      const last = Math.min(to, start + CHUNK_WORDS);
+      const blocks = (last - start + 3) >>> 2;
+      this.#load(WORK_A, a, start, start, last, blocks);
+      for (let i = 0; i < others.length; i++) {
+        if (others[i].length <= start) continue;
+        this.#load(WORK_B, others[i], start, start, last, blocks);
+        counts[i] += this.#exports.popcountAnd(WORK_A, WORK_B, blocks);
+      }
+    }
+    return counts;
+  }
+
+  /**
    * target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0]; a
    * source shorter than `to` has no bits past its end. `target` holds words [from, to).
    */
@@ -301,6 +320,11 @@ export function countBits(a: Uint32Array, from: number, to: number): number {
 /** The bits set in both `a` and `b` over words [from, to) (past either's end: none). */
 export function countBitsOfBoth(a: Uint32Array, b: Uint32Array, from: number, to: number): number {
   return theKernel().popcount(a, b, from, to);
+}
+
+/** The bits set in both `a` and each of `others` over words [from, to) (past an array's end: none). */
+export function countBitsOfEach(a: Uint32Array, others: readonly Uint32Array[], from: number, to: number): number[] {
+  return theKernel().popcountEach(a, others, from, to);
 }
 
 /** target[from, to) := target AND (any of sources), OR sources[0], or AND NOT sources[0] (see Kernel.combine). */
