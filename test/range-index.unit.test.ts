@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bitsOf } from '../src/search/primitives/bitset.js';
-import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
+import { type Bounds, RangeIndex, roundedBoundaries } from '../src/search/primitives/range-index.js';
 import type { Snapshotted } from '../src/search/primitives/snapshot-io.js';
 import { CHUNK_BLOCKS, MAX_BITS, sliceWords } from '../src/search/primitives/word-kernel.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
@@ -266,5 +266,31 @@ describe('the bit-sliced range index', () => {
     // Slices read straight into the kernel's memory: a length that is not whole blocks is refused too.
     expect(() => roundTripSnapshot(forged(20), new RangeIndex(true))).not.toThrow();
     expect(() => roundTripSnapshot(forged(20, 3), new RangeIndex(true))).toThrow(/does not add up/);
+  });
+});
+
+// People bound counts at round numbers (10,000 followers) and histograms have round edges: a
+// boundary there leaves no edge bucket to test. The quantiles give way to them within limits.
+describe('round bucket boundaries', () => {
+  const quantiles = (present: Float64Array, buckets: number) => Array.from({ length: buckets - 1 }, (_, j) => present[Math.floor(((j + 1) * present.length) / buckets)]);
+  const rowsBelow = (present: Float64Array, value: number) => present.findIndex((v) => v >= value) === -1 ? present.length : present.findIndex((v) => v >= value);
+
+  it('puts every power of ten of log-spread counts on a boundary, no bucket off its quantile by half a bucket', () => {
+    const random = seededRandom('round-boundaries');
+    const present = Float64Array.from({ length: 20_000 }, () => Math.round(Math.exp(Math.log(10) + random.next() * Math.log(1e7)))).sort();
+    const before = quantiles(present, 62);
+    const after = roundedBoundaries(present, before);
+    expect(after.length).toBe(before.length);
+    for (let i = 1; i < after.length; i++) expect(after[i], `boundary ${i} above the one before`).toBeGreaterThan(after[i - 1]);
+    for (const power of [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]) expect(after, `${power} a boundary`).toContain(power);
+    const half = present.length / 62 / 2;
+    after.forEach((value, i) => expect(Math.abs(rowsBelow(present, value) - rowsBelow(present, before[i])), `boundary ${i} (${before[i]} -> ${value})`).toBeLessThanOrEqual(half));
+  });
+
+  it('leaves a heavy value its own bucket, and boundaries with no round number near them as they were', () => {
+    // 0 holds most rows (its bucket is [0, 1)); the rest are spread over 101-199, which holds no round number of 1, 2 or 5 times a power of ten.
+    const present = Float64Array.from([...Array<number>(5_000).fill(0), ...Array.from({ length: 5_000 }, (_, i) => 101 + (i % 99))]).sort();
+    const before = [0, 1, ...quantiles(present.subarray(5_000), 10)];
+    expect(roundedBoundaries(present, before)).toEqual(before);
   });
 });

@@ -7,8 +7,9 @@ import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './sn
 import type { SortOrder } from './sort-order.js';
 
 // A numeric column with a bit-sliced bucket index for range filters (follower bounds, metric
-// bounds, dates). Values are split into up to ~40 buckets at quantiles of the data, and each slot's
-// bucket is kept as a small number, bit-sliced as Pilosa and FeatureBase keep values: for every
+// bounds, dates). Values are split into up to ~40 buckets at quantiles of the data (a count's
+// moved onto round numbers near them: roundedBoundaries), and each slot's bucket is kept as a
+// small number, bit-sliced as Pilosa and FeatureBase keep values: for every
 // word of 32 slots, one word per bit of the bucket number (6 words for 32 buckets; one cumulative
 // bitmap per bucket, as before, took 33). A range is then one word-wise pass that compares the
 // slices with the bounds' buckets, giving the buckets wholly inside it and the one or two the
@@ -52,6 +53,48 @@ export interface Bounds {
 
 /** The bits of a slot's code: 0 is NULL, b + 1 bucket b (so a slot never written reads as NULL). */
 const sliceCount = (bucketCount: number) => 32 - Math.clz32(bucketCount);
+
+/**
+ * Round numbers, roundest first: what people bound a count with (10,000 followers, 1 % engagement
+ * in cents = 100), and a facet's histogram edges.
+ */
+function roundNumbers(from: number, to: number): number[] {
+  const round: number[] = [];
+  for (const step of [1, 5, 2]) {
+    for (let power = 1; power * step <= to; power *= 10) if (power * step > from) round.push(power * step);
+  }
+  return round;
+}
+
+/**
+ * The quantile boundaries with each round number moved onto the boundary nearest to it, when that
+ * one is at most half a bucket's rows away and the move keeps the boundaries in order: a bound or a
+ * histogram edge at a round number then falls on a bucket's edge, and the pass tests no row of an
+ * edge bucket. Buckets stay within half a bucket's rows of their quantiles. The boundaries of a
+ * heavy value's own bucket stay where they are.
+ */
+export function roundedBoundaries(present: Float64Array, boundaries: readonly number[]): number[] {
+  if (boundaries.length === 0) return [...boundaries];
+  const rounded = [...boundaries];
+  const rankOf = (value: number) => lowerBound(present, value);
+  const ranks = rounded.map(rankOf);
+  const half = present.length / (rounded.length + 1) / 2;
+  // A heavy value's bucket: the value as a boundary and the next whole number as the next.
+  const pinned = rounded.map((value, i) => rounded[i + 1] === value + 1 || rounded[i - 1] === value - 1);
+  const moved = new Set<number>();
+  for (const round of roundNumbers(present[0], present[present.length - 1])) {
+    const rank = rankOf(round);
+    // The boundary nearest in rows: the first at or above the round number's rank, or the one before.
+    let i = lowerBound(ranks, rank);
+    if (i === ranks.length || (i > 0 && rank - ranks[i - 1] < ranks[i] - rank)) i -= 1;
+    if (rounded[i] === round || moved.has(i) || pinned[i] || Math.abs(ranks[i] - rank) > half) continue;
+    if ((i > 0 && rounded[i - 1] >= round) || (i < rounded.length - 1 && rounded[i + 1] <= round)) continue;
+    rounded[i] = round;
+    ranks[i] = rank;
+    moved.add(i);
+  }
+  return rounded;
+}
 
 export class RangeIndex {
   readonly values: NumberColumn;
@@ -247,6 +290,7 @@ export class RangeIndex {
       }
       boundaries = this.#quantileBoundaries(present, fits);
     }
+    if (this.integer) boundaries = roundedBoundaries(present, boundaries);
     this.#boundaries = Float64Array.from(boundaries);
     const buckets = this.bucketCount;
     this.#bucketRows = present.length / buckets;
