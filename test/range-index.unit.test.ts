@@ -293,4 +293,14 @@ describe('round bucket boundaries', () => {
     const before = [0, 1, ...quantiles(present.subarray(5_000), 10)];
     expect(roundedBoundaries(present, before)).toEqual(before);
   });
+
+  it('ends over counts past what a double holds exactly, an infinite one too', () => {
+    // A bigint beyond 2^53 or a numeric 'Infinity' read as a number: no round number is sought past 2^53.
+    const present = Float64Array.from([...Array.from({ length: 1_000 }, (_, i) => i * 1_000), 2 ** 60, 1e300, Infinity]);
+    const before = quantiles(present, 10);
+    const after = roundedBoundaries(present, before);
+    expect(after).toHaveLength(before.length);
+    for (let i = 1; i < after.length; i++) expect(after[i]).toBeGreaterThan(after[i - 1]);
+    expect(after).toContain(100_000);
+  });
 });

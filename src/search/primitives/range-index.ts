@@ -60,6 +60,8 @@ const sliceCount = (bucketCount: number) => 32 - Math.clz32(bucketCount);
  */
 function roundNumbers(from: number, to: number): number[] {
   const round: number[] = [];
+  // Past what a double holds exactly (a bigint beyond 2^53, an infinite numeric) no number is round.
+  to = Math.min(to, Number.MAX_SAFE_INTEGER);
   for (const step of [1, 5, 2]) {
     for (let power = 1; power * step <= to; power *= 10) if (power * step > from) round.push(power * step);
   }
@@ -81,17 +83,19 @@ export function roundedBoundaries(present: Float64Array, boundaries: readonly nu
   const half = present.length / (rounded.length + 1) / 2;
   // A heavy value's bucket: the value as a boundary and the next whole number as the next.
   const pinned = rounded.map((value, i) => rounded[i + 1] === value + 1 || rounded[i - 1] === value - 1);
-  const moved = new Set<number>();
+  const claimed = new Set<number>();
   for (const round of roundNumbers(present[0], present[present.length - 1])) {
     const rank = rankOf(round);
     // The boundary nearest in rows: the first at or above the round number's rank, or the one before.
     let i = lowerBound(ranks, rank);
     if (i === ranks.length || (i > 0 && rank - ranks[i - 1] < ranks[i] - rank)) i -= 1;
-    if (rounded[i] === round || moved.has(i) || pinned[i] || Math.abs(ranks[i] - rank) > half) continue;
+    // A boundary already at a rounder number keeps it, one there by chance too.
+    if (rounded[i] === round) claimed.add(i);
+    if (claimed.has(i) || pinned[i] || Math.abs(ranks[i] - rank) > half) continue;
     if ((i > 0 && rounded[i - 1] >= round) || (i < rounded.length - 1 && rounded[i + 1] <= round)) continue;
     rounded[i] = round;
     ranks[i] = rank;
-    moved.add(i);
+    claimed.add(i);
   }
   return rounded;
 }

@@ -163,23 +163,10 @@ class Kernel {
     return { above: codes.map((_, q) => lanes(counts + q * 8)), equal: codes.map((_, q) => lanes(counts + q * 8 + 4)) };
   }
 
-  /** The bits set in `a` (and, given, in `b`) over words [from, to); none past an array's end. */
-  popcount(a: Uint32Array, b: Uint32Array | null, from: number, to: number): number {
-    let total = 0;
-    for (let start = from; start < to; start += CHUNK_WORDS) {
-      const last = Math.min(to, start + CHUNK_WORDS);
-      const blocks = (last - start + 3) >>> 2;
-      this.#load(WORK_A, a, start, start, last, blocks);
-      if (b !== null) this.#load(WORK_B, b, start, start, last, blocks);
-      // A alone: A AND A.
-      total += this.#exports.popcountAnd(WORK_A, b === null ? WORK_A : WORK_B, blocks);
-    }
-    return total;
-  }
-
   /**
    * The bits set in `a` and in each of `others` over words [from, to) (past an array's end:
-   * none): `a` is copied in once a chunk for all of them (a facet's values over one set of matches).
+   * none): `a` is copied in once a chunk for all of them (a facet's values over one set of
+   * matches). `a` itself among them counts `a` alone (A AND A), copied once.
    */
   popcountEach(a: Uint32Array, others: readonly Uint32Array[], from: number, to: number): number[] {
     const counts = others.map(() => 0);
@@ -188,6 +175,10 @@ class Kernel {
       const blocks = (last - start + 3) >>> 2;
       this.#load(WORK_A, a, start, start, last, blocks);
       for (let i = 0; i < others.length; i++) {
+        if (others[i] === a) {
+          counts[i] += this.#exports.popcountAnd(WORK_A, WORK_A, blocks);
+          continue;
+        }
         if (others[i].length <= start) continue;
         this.#load(WORK_B, others[i], start, start, last, blocks);
         counts[i] += this.#exports.popcountAnd(WORK_A, WORK_B, blocks);
@@ -314,12 +305,12 @@ export class SlicedCodes {
 
 /** The bits set in `a` over words [from, to) (past its end: none). */
 export function countBits(a: Uint32Array, from: number, to: number): number {
-  return theKernel().popcount(a, null, from, to);
+  return theKernel().popcountEach(a, [a], from, to)[0];
 }
 
 /** The bits set in both `a` and `b` over words [from, to) (past either's end: none). */
 export function countBitsOfBoth(a: Uint32Array, b: Uint32Array, from: number, to: number): number {
-  return theKernel().popcount(a, b, from, to);
+  return theKernel().popcountEach(a, [b], from, to)[0];
 }
 
 /** The bits set in both `a` and each of `others` over words [from, to) (past an array's end: none). */
