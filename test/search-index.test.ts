@@ -580,13 +580,13 @@ describe('the in-memory video index', () => {
   });
 
   it('stays exact after channel and video changes applied through the change path', { timeout: 300_000 }, async () => {
-    // A channel's country and followers are copied onto its videos: a changed, emptied or deleted
+    // A channel's country, gender and followers are copied onto its videos: a changed, emptied or deleted
     // channel, and a video moved between channels, must leave no stale copy behind.
     const rng = seededRandom('video-writes');
     for (let round = 0; round < 3; round++) {
       const channels = Array.from({ length: 30 }, () => pick(rng, channelRows).channelId);
       const [changed, emptied, targets] = [channels.slice(0, 15), channels.slice(15, 18), channels.slice(18)];
-      await sql`UPDATE channels SET country = 'NZ', follower_count = (follower_count * 7 + 11) % 5000000 WHERE channel_id = ANY(${changed})`.execute(store.db);
+      await sql`UPDATE channels SET country = 'NZ', gender = (gender + 1) % 3, follower_count = (follower_count * 7 + 11) % 5000000 WHERE channel_id = ANY(${changed})`.execute(store.db);
       const moved = Array.from({ length: 20 }, () => pick(rng, videoRows).videoId);
       await sql`UPDATE videos SET channel_id = ${pick(rng, targets)} WHERE video_id = ANY(${moved}) AND channel_id <> ALL(${emptied})`.execute(store.db);
       // Videos moved to other dates land outside the slots their new date had: a window must still find them.
@@ -626,7 +626,8 @@ describe('the in-memory video index', () => {
         if (!parsed.success) continue;
         await compareVideoPages({ filter: parsed.data.filter!, sort: 'NEWEST' }, randomPage(rng), `dates after writes ${round} #${run}`);
       }
-      for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}] as VideoFilter[]) {
+      const genders = [{ gender: 'UNKNOWN' }, { gender: 'MALE' }, { gender: 'FEMALE' }, { locations: ['NZ'], gender: 'FEMALE' }, { locations: ['NZ'], gender: 'MALE', followerCountMin: 1000 }];
+      for (const filter of [{ locations: ['NZ'] }, { locations: ['NZ'], followerCountMin: 1000 }, { followerCountMax: 100 }, {}, ...genders] as VideoFilter[]) {
         await compareVideos({ filter, sort: 'NEWEST' }, { first: 50 }, `${JSON.stringify(filter)} after channel writes ${round}`);
       }
       for (const [i, at] of dates.entries()) {

@@ -40,9 +40,9 @@ const channelValue: Record<ChannelColumn, (row: ChannelIndexRow) => number> = {
 };
 const channelCountColumns = new Set<ChannelColumn>(['follower_count', 'recent_month_publish_count']);
 
-/** Whether a filter has channel conditions beyond the two copied onto the videos. */
+/** Whether a filter has channel conditions beyond the three copied onto the videos. */
 const needsOtherChannelConditions = (filter: VideoFilter): boolean =>
-  needsChannel({ ...filter, locations: null, followerCountMin: null, followerCountMax: null });
+  needsChannel({ ...filter, locations: null, gender: null, followerCountMin: null, followerCountMax: null });
 
 /** Below this share of the videos, channel conditions are checked video by video. */
 const FEW_VIDEOS = 1 / 16;
@@ -155,6 +155,10 @@ class ChannelTable {
     return slot !== -1 && this.table.alive.has(slot) ? this.country.valueOf(slot) : null;
   }
 
+  genderAt(slot: number): number | null {
+    return slot !== -1 && this.table.alive.has(slot) ? this.gender.valueOf(slot) : null;
+  }
+
   /** The channels matching the channel conditions of a video filter. */
   match(filter: VideoFilter, pool: BitsetPool): Uint32Array {
     const match = new Matcher(this.table.words, pool, this.table.alive.words);
@@ -180,8 +184,13 @@ export class VideoIndex {
   // NULL's 0) leave a quarter of the rows of 32 to test at its edges, each a cache miss on the dates.
   readonly #createAt = new RangeIndex(false, 127);
   readonly #plays = new NumberColumn();
-  /** The channel's country and follower count, per video (kept in step by #copyChannel). */
+  /**
+   * The channel's country, gender and follower count, per video (kept in step by #copyChannel).
+   * Gender came last: checked video by video through the channel's bits, a filter with it spent
+   * most of its time reading each remaining video's channel at random (a cache miss each).
+   */
   readonly #channelCountry = new ValueIndex<string>();
+  readonly #channelGender = new ValueIndex<number>();
   readonly #channelFollowers = new RangeIndex(true);
   readonly #title = new TextIndex();
   readonly #description = new TextIndex();
@@ -210,7 +219,7 @@ export class VideoIndex {
     this.table.version++;
   }
 
-  /** Copies a channel's country and followers onto each of its videos again. */
+  /** Copies a channel's country, gender and followers onto each of its videos again. */
   #recopy(channel: number): void {
     if (channel === -1 || channel >= this.#channels.firstVideo.data.length) return;
     const next = this.#nextInChannel.data;
@@ -220,6 +229,7 @@ export class VideoIndex {
   #copyChannel(slot: number): void {
     const channel = this.#channelOf.data[slot];
     this.#channelCountry.set(slot, this.#channels.countryAt(channel));
+    this.#channelGender.set(slot, this.#channels.genderAt(channel));
     this.#channelFollowers.set(slot, this.#channels.followersOf(channel));
   }
 
@@ -270,7 +280,7 @@ export class VideoIndex {
     this.#channels.trim();
     this.#channels.rebalance();
     for (const column of [this.#channelOf, this.#nextInChannel, this.#prevInChannel]) column.trim(size);
-    for (const values of [this.#category, this.#videoType, this.#channelCountry] as ValueIndex<string | number>[]) values.trim(size);
+    for (const values of [this.#category, this.#videoType, this.#channelCountry, this.#channelGender] as ValueIndex<string | number>[]) values.trim(size);
     this.#plays.trim(size);
     for (const range of [this.#createAt, this.#channelFollowers]) {
       range.trim(size);
@@ -336,6 +346,7 @@ export class VideoIndex {
       this.#createAt,
       this.#plays,
       this.#channelCountry,
+      this.#channelGender,
       this.#channelFollowers,
       this.#title,
       this.#description,
@@ -672,6 +683,7 @@ export class VideoIndex {
     // The date window first: it narrows the words every other condition touches.
     match.range(this.#createAt, instantBounds(filter));
     for (const { column, values } of this.#valueConditions(filter)) match.values(column, values);
+    if (filter.gender) match.values(this.#channelGender, [genderToCode(filter.gender)]);
     if (filter.query) match.text([this.#title, this.#description], lowerCase(filter.query));
     match.range(this.#channelFollowers, inclusiveBounds('count', filter.followerCountMin, filter.followerCountMax));
     if (needsOtherChannelConditions(filter)) {
