@@ -99,11 +99,23 @@ export class BitsetPool {
   ) {}
 
   take(words: number): Uint32Array {
+    return this.#reuse(words)?.fill(0) ?? new Uint32Array(words);
+  }
+
+  /**
+   * A bitset of `words` words holding whatever its last user left: for a caller that writes every
+   * word before it reads one (a copy, a condition's first pass). At 20M videos a bitset is 2.5 MB,
+   * and clearing one took a filtered video search a tenth of a millisecond.
+   */
+  takeUncleared(words: number): Uint32Array {
+    return this.#reuse(words) ?? new Uint32Array(words);
+  }
+
+  #reuse(words: number): Uint32Array | null {
     const index = this.#free.findIndex((candidate) => candidate.length === words);
-    if (index === -1) return new Uint32Array(words);
+    if (index === -1) return null;
     const taken = this.#free.splice(index, 1)[0];
     this.#freeBytes -= taken.byteLength;
-    taken.fill(0);
     return taken;
   }
 

@@ -331,12 +331,12 @@ export class CreatorIndex {
         [this.#fullName, 'prefix'],
       ] as const
     ).map(([column, how]) => {
-      const tier = this.#pool.take(words);
+      const tier = this.#pool.takeUncleared(words);
       copyInto(tier, column.rowsMatching(query, words, how), words);
       return tier;
     });
     const higher = this.#pool.take(words);
-    const rest = this.#pool.take(words);
+    const rest = this.#pool.takeUncleared(words);
     copyInto(rest, bits, words);
     const segments: Segment[] = tiers.map((tier, i) => {
       andInto(tier, bits, words);

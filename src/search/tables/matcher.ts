@@ -1,5 +1,5 @@
 import { parseInstant } from '../../inputs/common.js';
-import { andInto, type BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, type BitsetPool, orInto, popcount } from '../primitives/bitset.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
 import type { Bounds, RangeIndex } from '../primitives/range-index.js';
 import type { TextIndex } from '../primitives/text-index.js';
@@ -46,7 +46,14 @@ export function instantBounds(filter: { createAtStart?: string | null; createAtE
 
 export class Matcher {
   readonly bits: Uint32Array;
-  readonly #scratch: Uint32Array;
+  /** Taken when a condition first needs it; every user writes the words it reads. */
+  #scratch: Uint32Array | null = null;
+  /**
+   * The rows to start from, not yet written into `bits` (null: none; undefined: written). The
+   * first condition writes them within its own window only, zeros outside: a date range that
+   * keeps a tenth of 20M videos' words does not copy the other nine tenths only to clear them.
+   */
+  #start: Uint32Array | null | undefined;
   /** The words that may still hold a match: [#from, #to); every word outside is 0. */
   #from = 0;
   #to: number;
@@ -56,44 +63,66 @@ export class Matcher {
     private readonly pool: BitsetPool,
     start: Uint32Array | null,
   ) {
-    this.bits = pool.take(words);
-    this.#scratch = pool.take(words);
+    this.bits = pool.takeUncleared(words);
+    this.#start = start;
     this.#to = words;
-    if (start) copyInto(this.bits, start, words);
   }
 
   /** Rows holding any of `values`. */
   values<V extends string | number | boolean>(index: ValueIndex<V>, values: readonly V[]): this {
-    index.selectInto(this.bits, values, this.#scratch, this.#from, this.#to);
+    this.#begin();
+    index.selectInto(this.bits, values, this.#scratchBits(), this.#from, this.#to);
     return this;
   }
 
   range(range: RangeIndex, bounds: Bounds): this {
     if (bounds.min === undefined && bounds.max === undefined) return this;
     this.#narrow(range.wordWindow(bounds));
-    range.selectInto(this.bits, this.#to, bounds, this.#scratch, this.#from);
+    range.selectInto(this.bits, this.#to, bounds, this.#scratchBits(), this.#from);
     return this;
   }
 
   #narrow(window: { from: number; to: number }): void {
     const from = Math.max(this.#from, window.from);
     const to = Math.max(from, Math.min(this.#to, window.to));
-    this.bits.fill(0, this.#from, from);
-    this.bits.fill(0, to, this.#to);
+    const bits = this.bits;
+    if (this.#start === undefined) {
+      bits.fill(0, this.#from, from);
+      bits.fill(0, to, this.#to);
+    } else {
+      const start = this.#start;
+      bits.fill(0, 0, from);
+      const copied = start === null ? from : Math.max(from, Math.min(to, start.length));
+      if (start !== null && copied > from) bits.set(start.subarray(from, copied), from);
+      bits.fill(0, copied);
+      this.#start = undefined;
+    }
     this.#from = from;
     this.#to = to;
   }
 
+  /** The starting rows written into `bits`, if no condition has written them yet. */
+  #begin(): void {
+    if (this.#start !== undefined) this.#narrow({ from: 0, to: this.words });
+  }
+
+  #scratchBits(): Uint32Array {
+    return (this.#scratch ??= this.pool.takeUncleared(this.words));
+  }
+
   /** Rows whose text in any of `columns` contains `query` (lower-cased). */
   text(columns: readonly TextIndex[], query: string): this {
-    this.#scratch.fill(0);
-    for (const column of columns) orInto(this.#scratch, column.rowsMatching(query, this.words), this.#to, this.#from);
-    andInto(this.bits, this.#scratch, this.#to, this.#from);
+    this.#begin();
+    const scratch = this.#scratchBits();
+    scratch.fill(0, this.#from, this.#to);
+    for (const column of columns) orInto(scratch, column.rowsMatching(query, this.words), this.#to, this.#from);
+    andInto(this.bits, scratch, this.#to, this.#from);
     return this;
   }
 
   /** Keeps only the rows passing `test`, one by one (for a few rows, cheaper than a bitmap). */
   keep(test: (slot: number) => boolean): this {
+    this.#begin();
     const bits = this.bits;
     for (let i = this.#from; i < this.#to; i++) {
       let word = bits[i];
@@ -108,20 +137,24 @@ export class Matcher {
 
   /** How many rows match so far. */
   count(): number {
+    this.#begin();
     return popcount(this.bits, this.#to, this.#from);
   }
 
   /** Rows of a bitmap computed by the caller into the scratch space. */
   computed(fill: (scratch: Uint32Array) => void): this {
-    this.#scratch.fill(0);
-    fill(this.#scratch);
-    andInto(this.bits, this.#scratch, this.#to, this.#from);
+    this.#begin();
+    const scratch = this.#scratchBits();
+    scratch.fill(0);
+    fill(scratch);
+    andInto(this.bits, scratch, this.#to, this.#from);
     return this;
   }
 
   /** The matching rows and their number; the scratch space goes back to the pool. */
   finish(): { bits: Uint32Array; count: number } {
-    this.pool.give(this.#scratch);
+    this.#begin();
+    if (this.#scratch) this.pool.give(this.#scratch);
     return { bits: this.bits, count: popcount(this.bits, this.#to, this.#from) };
   }
 }

@@ -577,7 +577,7 @@ export class VideoIndex {
     if (rare[0]) return null;
     const words = this.table.words;
     const tierBits = (tier: number) => {
-      const bits = this.#pool.take(words);
+      const bits = this.#pool.takeUncleared(words);
       copyInto(bits, this.#title.rowsMatching(text, words, TITLE_TIERS[tier - 1]), words);
       // The tier above's titles match too (equal ones start with the query): their rows are its.
       if (tier < 3 && counts[tier + 1] > 0) andNotInto(bits, this.#title.rowsMatching(text, words, TITLE_TIERS[tier]), words);
@@ -745,12 +745,12 @@ export class VideoIndex {
     const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
     const tiers = [3, 2, 1].map((rank) => {
-      const tier = this.#pool.take(words);
+      const tier = this.#pool.takeUncleared(words);
       copyInto(tier, this.#title.rowsMatching(query, words, TITLE_TIERS[rank - 1]), words);
       return tier;
     });
     const higher = this.#pool.take(words);
-    const rest = this.#pool.take(words);
+    const rest = this.#pool.takeUncleared(words);
     copyInto(rest, bits, words);
     const segments: Segment[] = tiers.map((tier, i) => {
       andInto(tier, bits, words);
