@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BitsetPool, bitsOf } from '../src/search/primitives/bitset.js';
 import { type Bounds, RangeIndex } from '../src/search/primitives/range-index.js';
 import { ValueIndex } from '../src/search/primitives/value-index.js';
+import { ResultCache } from '../src/search/primitives/result-cache.js';
 import { Matcher } from '../src/search/tables/matcher.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 
@@ -54,7 +55,7 @@ describe('the matcher', () => {
       match.range(followers, followerBounds);
       const keep = rng.chance(0.3);
       if (keep) match.keep((slot) => slot % 3 !== 0);
-      const { bits, count } = match.finish();
+      const { bits, count, window } = match.finish();
       const expected = Array.from({ length: slots }, (_, slot) => slot).filter(
         (slot) =>
           alive[slot] &&
@@ -66,6 +67,17 @@ describe('the matcher', () => {
       const label = JSON.stringify({ dateBounds, followerBounds, asked, keep });
       expect(bitsOf(bits), label).toEqual(expected);
       expect(count, label).toBe(expected.length);
+
+      // The result cache lists a sparse match (a row per 8 words at most) within the match's
+      // window only, and gives back its rows whole once its bitset has gone back to the pool
+      // (another match kept after it): the match thinned to that, inside the same window.
+      const sparse = expected.filter((_, i) => i % Math.ceil(expected.length / 70) === 0);
+      const thin = new Uint32Array(words);
+      for (const slot of sparse) thin[slot >>> 5] |= 1 << (slot & 31);
+      const cache = new ResultCache(dirtyPool());
+      cache.keep('match', 1, { bits: thin, count: sparse.length, window });
+      cache.keep('another', 1, { bits: new Uint32Array(words), count: 0 });
+      expect(bitsOf(cache.get('match', 1, words)!.bits), `${label}, from the cache`).toEqual(sparse);
     }
   });
 

@@ -264,6 +264,38 @@ describe('a sort order', () => {
   // Where they gather at its far end (creators with a high engagement rate have few followers),
   // a walk from the top would read nearly every row; past as many rows as the heap would read
   // matches, it gives way to the heap, with the same answer.
+  // A video search's matches lie in its date window's words, and the heap is given that window:
+  // it must read those words only (a row outside is never returned) and find what a full pass finds.
+  it('reads only the words of the window it is given, with the page a full pass finds', () => {
+    const rng = seededRandom('sort-order-window');
+    const table = new RowTable();
+    const keyOf: number[] = [];
+    const order = new SortOrder(table, (slot) => keyOf[slot]);
+    for (let n = 0; n < 20_000; n++) {
+      const slot = table.slotFor(`id${n}`, `id${n}`, () => {});
+      keyOf[slot] = rng.int(0, 5_000);
+      table.markAlive(slot, true);
+    }
+    order.rebuild();
+    for (let trial = 0; trial < 20; trial++) {
+      const from = rng.int(0, 600);
+      const to = from + rng.int(1, 20);
+      const bits = new Uint32Array(Math.ceil(20_000 / 32));
+      let count = 0;
+      for (let w = from; w < to; w++) {
+        bits[w] = rng.int(0, 0xffffffff) >>> 0;
+        count += popcount(bits, w + 1, w);
+      }
+      const walk = { from: null, until: null, backward: rng.chance(0.5), skip: rng.int(0, 5), take: 20, strategy: 'heap' as const };
+      const whole = order.select(bits, count, walk);
+      expect(order.select(bits, count, walk, count, { from, to }), `words [${from}, ${to})`).toEqual(whole);
+      // A row outside the window given is not read: the window, not the bits, bounds the pass.
+      const keys: number[] = [];
+      order.select(bits, count, { ...walk, visit: (key) => void keys.push(key) }, count, { from, to: from + 1 });
+      expect(keys.length).toBe(popcount(bits, from + 1, from));
+    }
+  });
+
   it('gives way to the heap when the matches gather at the far end of the order, with the same page', () => {
     const table = new RowTable();
     const keyOf: number[] = [];

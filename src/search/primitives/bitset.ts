@@ -277,12 +277,12 @@ export function forEachBit(words: Uint32Array, visit: (bit: number) => boolean |
  * The set bits, ascending, given how many there are: over a wide bitset the kernel lists the
  * blocks holding any, so a sparse one's empty words cost a fraction of a JavaScript pass.
  */
-export function setBitList(words: Uint32Array, count: number): Uint32Array {
+export function setBitList(words: Uint32Array, count: number, { from, to }: { from: number; to: number } = { from: 0, to: words.length }): Uint32Array {
   const slots = new Uint32Array(count);
-  if (words.length >= KERNEL_WORDS) listBits(words, slots);
+  if (to - from >= KERNEL_WORDS) listBits(words, slots, from, to);
   else {
     let n = 0;
-    forEachBit(words, (bit) => void (slots[n++] = bit));
+    forEachBit(words, (bit) => void (slots[n++] = bit), to, from);
   }
   return slots;
 }

@@ -40,6 +40,8 @@ export function filterKey(...parts: unknown[]): string {
 export interface Match {
   bits: Uint32Array;
   count: number;
+  /** Words [from, to) outside which no bit is set, when the match knows them (a date window's). */
+  window?: { from: number; to: number };
 }
 
 interface Entry {
@@ -47,6 +49,7 @@ interface Entry {
   count: number;
   /** Dense matches: owned by the cache until the entry leaves. */
   bits: Uint32Array | null;
+  window?: { from: number; to: number };
   /** Sparse matches: their slots, ascending. */
   slots: Uint32Array | null;
 }
@@ -85,12 +88,13 @@ export class ResultCache {
     }
     // Re-inserted: a Map iterates in insertion order, so the first entry is the least recent.
     this.#entries.set(key, entry);
-    if (entry.bits) return { bits: entry.bits, count: entry.count };
-    if (this.#loanedFor === entry && this.#loan!.length === words) return { bits: this.#loan!, count: entry.count };
-    const bits = this.#lend(words, entry);
+    if (entry.bits) return { bits: entry.bits, count: entry.count, window: entry.window };
     const slots = entry.slots!;
+    const window = slots.length === 0 ? { from: 0, to: 0 } : { from: slots[0] >>> 5, to: (slots[slots.length - 1] >>> 5) + 1 };
+    if (this.#loanedFor === entry && this.#loan!.length === words) return { bits: this.#loan!, count: entry.count, window };
+    const bits = this.#lend(words, entry);
     for (let i = 0; i < slots.length; i++) bits[slots[i] >>> 5] |= 1 << (slots[i] & 31);
-    return { bits, count: entry.count };
+    return { bits, count: entry.count, window };
   }
 
   /**
@@ -104,9 +108,9 @@ export class ResultCache {
       this.#dispose(previous);
     }
     const words = match.bits.length;
-    const entry: Entry = { version, count: match.count, bits: null, slots: null };
+    const entry: Entry = { version, count: match.count, bits: null, slots: null, window: match.window };
     if (match.count * LIST_WHEN_WORDS_PER_ROW <= words) {
-      entry.slots = setBitList(match.bits, match.count);
+      entry.slots = setBitList(match.bits, match.count, match.window);
       this.#return();
       this.#loan = match.bits;
       this.#loanedFor = entry;

@@ -207,13 +207,13 @@ class Kernel {
     }
   }
 
-  /** The bits set in `bits`, ascending, into `out` (room for all of them). */
-  listBits(bits: Uint32Array, out: Uint32Array): void {
+  /** The bits set in words [from, to) of `bits`, ascending, into `out` (room for all of them). */
+  listBits(bits: Uint32Array, out: Uint32Array, from: number, to: number): void {
     const words = this.#words;
     const list = this.#chunk.list;
     let n = 0;
-    for (let start = 0; start < bits.length; start += CHUNK_WORDS) {
-      const last = Math.min(bits.length, start + CHUNK_WORDS);
+    for (let start = from; start < to; start += CHUNK_WORDS) {
+      const last = Math.min(to, start + CHUNK_WORDS);
       const blocks = (last - start + 3) >>> 2;
       this.#load(WORK_A, bits, start, start, last, blocks);
       const listed = this.#exports.setBlocks(WORK_A, blocks, LIST);
@@ -323,9 +323,9 @@ export function combineBits(how: Combination, target: Uint32Array, sources: read
   theKernel().combine(how, target, sources, from, Math.min(to, target.length));
 }
 
-/** The bits set in `bits`, ascending, into `out`, which has room for all of them. */
-export function listBits(bits: Uint32Array, out: Uint32Array): void {
-  theKernel().listBits(bits, out);
+/** The bits set in words [from, to) of `bits`, ascending, into `out`, which has room for all of them. */
+export function listBits(bits: Uint32Array, out: Uint32Array, from = 0, to = bits.length): void {
+  theKernel().listBits(bits, out, from, Math.min(to, bits.length));
 }
 
 /** The index in a block-layout slices array of bit `j` of word `word`'s codes. */

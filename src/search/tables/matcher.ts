@@ -2,6 +2,7 @@ import { parseInstant } from '../../inputs/common.js';
 import { andInto, type BitsetPool, orInto, popcount } from '../primitives/bitset.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
 import type { Bounds, RangeIndex } from '../primitives/range-index.js';
+import type { Match } from '../primitives/result-cache.js';
 import type { TextIndex } from '../primitives/text-index.js';
 import type { ValueIndex } from '../primitives/value-index.js';
 
@@ -152,9 +153,9 @@ export class Matcher {
   }
 
   /** The matching rows and their number; the scratch space goes back to the pool. */
-  finish(): { bits: Uint32Array; count: number } {
+  finish(): Match {
     this.#begin();
     if (this.#scratch) this.pool.give(this.#scratch);
-    return { bits: this.bits, count: popcount(this.bits, this.#to, this.#from) };
+    return { bits: this.bits, count: popcount(this.bits, this.#to, this.#from), window: { from: this.#from, to: this.#to } };
   }
 }

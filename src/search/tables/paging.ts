@@ -25,6 +25,8 @@ export interface Segment {
    * which the walk from the bound never reads but a heap or a sort on the spot would.
    */
   held?: number;
+  /** Words [from, to) outside which `bits` holds no row, when known (a date window's): a heap reads only those. */
+  window?: { from: number; to: number };
   order: SortOrder;
   /**
    * Where matches can be at all when the filter bounds the order's own key (followers for the
@@ -236,5 +238,5 @@ function walkSegment(segment: Segment, walk: Walk, probe: SearchProbe): number[]
       .filter((slot) => (walk.from === null || beyond(slot, walk.from) > 0) && (walk.until === null || beyond(slot, walk.until) < 0));
     return slots.slice(walk.skip, walk.skip + walk.take);
   }
-  return order.select(bits, segment.count, walk, segment.held);
+  return order.select(bits, segment.count, walk, segment.held, segment.window);
 }

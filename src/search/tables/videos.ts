@@ -390,10 +390,10 @@ export class VideoIndex {
     const bounded = inChannel === null ? this.#boundOnOrderOnly(search) : null;
     const withinDates = bounded === null && inChannel === null ? this.#countWithinDates(search, probe) : null;
     if (withinDates !== null) return this.#pageCounted(search, window, withinDates, probe);
-    const { bits, count } = bounded ?? (inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel));
+    const { bits, count, window: matchWindow }: Match = bounded ?? (inChannel === null ? this.#match(search.filter) : listed ? { bits: NO_WORDS, count: inChannel.length } : this.#bitsOf(inChannel));
     // Every row of such bits within the bound matches: only a walk from the bound reads no other.
     if (bounded) probe = { ...probe, smallSegmentRows: 0, strategy: 'walk' };
-    const segments = this.#segments(search, bits, count, listed ? inChannel : undefined);
+    const segments = this.#segments(search, bits, count, listed ? inChannel : undefined, matchWindow);
     const result = pageSegments(segments, window, probe);
     this.#pool.give(...segments.filter((segment) => segment.bits !== bits).map((segment) => segment.bits));
     // A channel's matches are the search's own; a filter's belong to the result cache.
@@ -740,8 +740,8 @@ export class VideoIndex {
   }
 
   /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
-  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[]): Segment[] {
-    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
+  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[], matchWindow?: Match['window']): Segment[] {
+    if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, window: matchWindow, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
     const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
     const tiers = [3, 2, 1].map((rank) => {
