@@ -14,6 +14,22 @@ import { randomRowSet } from './support/random-searches.js';
 // after, with rows changed, removed and added, it must list the alive rows as a plain sort by
 // (key DESC, id DESC) does, by both ways of reading it.
 
+/** An order over `rows` alive rows with whole-number keys up to `maxKey`, built. */
+function randomOrder(seed: string, rows: number, maxKey: number) {
+  const rng = seededRandom(seed);
+  const table = new RowTable();
+  const keyOf: number[] = [];
+  const order = new SortOrder(table, (slot) => keyOf[slot]);
+  for (let n = 0; n < rows; n++) {
+    const id = `id${String(n).padStart(6, '0')}`;
+    const slot = table.slotFor(id, id, () => {});
+    keyOf[slot] = rng.int(0, maxKey);
+    table.markAlive(slot, true);
+  }
+  order.rebuild();
+  return { rng, table, keyOf, order };
+}
+
 describe('a sort order', () => {
   for (const kind of ['whole numbers', 'decimals']) {
     it(`lists the rows in order through changes and compactions (${kind})`, () => {
@@ -129,17 +145,7 @@ describe('a sort order', () => {
   }
 
   it('starts from a position, stops at another and marks a key range exactly while runs of its snapshot changed keys (binary searches land on them)', () => {
-    const rng = seededRandom('sort-order-bounds');
-    const table = new RowTable();
-    const keyOf: number[] = [];
-    const order = new SortOrder(table, (slot) => keyOf[slot]);
-    for (let n = 0; n < 6_000; n++) {
-      const id = `id${String(n).padStart(6, '0')}`;
-      const slot = table.slotFor(id, id, () => {});
-      keyOf[slot] = rng.int(0, 3_000);
-      table.markAlive(slot, true);
-    }
-    order.rebuild();
+    const { rng, table, keyOf, order } = randomOrder('sort-order-bounds', 6_000, 3_000);
     const sorted = () =>
       [...Array(table.size).keys()]
         .filter((slot) => table.alive.has(slot))
@@ -260,23 +266,10 @@ describe('a sort order', () => {
     check('no runs');
   });
 
-  // The choice between walking and the heap takes the matches as spread evenly along the order.
-  // Where they gather at its far end (creators with a high engagement rate have few followers),
-  // a walk from the top would read nearly every row; past as many rows as the heap would read
-  // matches, it gives way to the heap, with the same answer.
   // A video search's matches lie in its date window's words, and the heap is given that window:
   // it must read those words only (a row outside is never returned) and find what a full pass finds.
   it('reads only the words of the window it is given, with the page a full pass finds', () => {
-    const rng = seededRandom('sort-order-window');
-    const table = new RowTable();
-    const keyOf: number[] = [];
-    const order = new SortOrder(table, (slot) => keyOf[slot]);
-    for (let n = 0; n < 20_000; n++) {
-      const slot = table.slotFor(`id${n}`, `id${n}`, () => {});
-      keyOf[slot] = rng.int(0, 5_000);
-      table.markAlive(slot, true);
-    }
-    order.rebuild();
+    const { rng, order } = randomOrder('sort-order-window', 20_000, 5_000);
     for (let trial = 0; trial < 20; trial++) {
       const from = rng.int(0, 600);
       const to = from + rng.int(1, 20);
@@ -296,6 +289,10 @@ describe('a sort order', () => {
     }
   });
 
+  // The choice between walking and the heap takes the matches as spread evenly along the order.
+  // Where they gather at its far end (creators with a high engagement rate have few followers),
+  // a walk from the top would read nearly every row; past as many rows as the heap would read
+  // matches, it gives way to the heap, with the same answer.
   it('gives way to the heap when the matches gather at the far end of the order, with the same page', () => {
     const table = new RowTable();
     const keyOf: number[] = [];
