@@ -133,6 +133,12 @@ export class BitsetPool {
   }
 }
 
+/** Words [from, to) of a bitset: outside them it holds no row. */
+export interface WordWindow {
+  from: number;
+  to: number;
+}
+
 // The word-wise operations take an optional window [from, to) of words: a search narrowed to the
 // slots of a date range (src/search/tables/matcher.ts) leaves every word outside it alone.
 
@@ -184,7 +190,7 @@ export function popcountAndEach(a: Uint32Array, others: readonly Uint32Array[], 
 }
 
 /** The words [from, to) outside which `words` is all 0 (from = to: none set). */
-export function setWords(words: Uint32Array, length = words.length): { from: number; to: number } {
+export function setWords(words: Uint32Array, length = words.length): WordWindow {
   let from = 0;
   while (from < length && words[from] === 0) from++;
   let to = length;
@@ -277,7 +283,7 @@ export function forEachBit(words: Uint32Array, visit: (bit: number) => boolean |
  * The set bits, ascending, given how many there are: over a wide bitset the kernel lists the
  * blocks holding any, so a sparse one's empty words cost a fraction of a JavaScript pass.
  */
-export function setBitList(words: Uint32Array, count: number, { from, to }: { from: number; to: number } = { from: 0, to: words.length }): Uint32Array {
+export function setBitList(words: Uint32Array, count: number, { from, to }: WordWindow = { from: 0, to: words.length }): Uint32Array {
   const slots = new Uint32Array(count);
   if (to - from >= KERNEL_WORDS) listBits(words, slots, from, to);
   else {

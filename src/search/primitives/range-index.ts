@@ -1,5 +1,5 @@
 import { bucketOf } from '../../domain/facets.js';
-import { grownLength, popcount, withRoom } from './bitset.js';
+import { grownLength, popcount, withRoom, type WordWindow } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import { type Chunk, MAX_BITS, MAX_EACH, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
 import { NumberColumn } from './row-table.js';
@@ -381,7 +381,7 @@ export class RangeIndex {
   }
 
   /** Words [from, to) outside which no slot has a value within `bounds` (from = to: no slot has). */
-  wordWindow(bounds: Bounds): { from: number; to: number } {
+  wordWindow(bounds: Bounds): WordWindow {
     const { lo, hi } = this.#bucketRange(bounds);
     let first = 0x7fffffff;
     let last = -1;

@@ -1,4 +1,4 @@
-import { type BitsetPool, setBitList } from './bitset.js';
+import { type BitsetPool, setBitList, type WordWindow } from './bitset.js';
 
 // The last filters' matching rows, so the pages of one search (page 1, 2, 3… or a cursor walk)
 // evaluate the filter once. Entries are valid for one table version: any change makes them stale.
@@ -41,7 +41,7 @@ export interface Match {
   bits: Uint32Array;
   count: number;
   /** Words [from, to) outside which no bit is set, when the match knows them (a date window's). */
-  window?: { from: number; to: number };
+  window?: WordWindow;
 }
 
 interface Entry {
@@ -49,7 +49,7 @@ interface Entry {
   count: number;
   /** Dense matches: owned by the cache until the entry leaves. */
   bits: Uint32Array | null;
-  window?: { from: number; to: number };
+  window?: WordWindow;
   /** Sparse matches: their slots, ascending. */
   slots: Uint32Array | null;
 }

@@ -1,5 +1,5 @@
 import { bucketOf } from '../../domain/facets.js';
-import { Bitset, setRange } from './bitset.js';
+import { Bitset, setRange, type WordWindow } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
 import type { RowTable } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
@@ -198,7 +198,7 @@ export class SortOrder {
    * the walk's bounds; in reverse order when walking backward (for `last`/`before`). `held`: the
    * bits set, when they reach beyond the walk's bounds (`count` is then the rows within them).
    */
-  select(bits: Uint32Array, count: number, walk: Walk, held = count, window?: { from: number; to: number }): number[] {
+  select(bits: Uint32Array, count: number, walk: Walk, held = count, window?: WordWindow): number[] {
     const start = walk.from === null ? (walk.backward ? this.#perm.length - 1 : 0) : this.#snapshotStart(walk.from, walk.backward);
     const end = walk.until === null ? (walk.backward ? -1 : this.#perm.length) : this.#snapshotStart(walk.until, walk.backward) + (walk.backward ? 1 : -1);
     const span = Math.max(0, walk.backward ? start - end : end - start);
@@ -573,7 +573,7 @@ export class SortOrder {
    * Reads every match's key once and keeps the first (skip + take) of them in the walking direction
    * in a heap whose top is the last kept; changed slots need no merge, their keys are current.
    */
-  #best(bits: Uint32Array, count: number, walk: Walk, window = { from: 0, to: bits.length }): number[] {
+  #best(bits: Uint32Array, count: number, walk: Walk, window: WordWindow = { from: 0, to: bits.length }): number[] {
     const { from, until, skip } = walk;
     const direction = walk.backward ? -1 : 1;
     const room = Math.min(skip + walk.take, count);

@@ -1,5 +1,5 @@
 import { parseInstant } from '../../inputs/common.js';
-import { andInto, type BitsetPool, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, type BitsetPool, orInto, popcount, type WordWindow } from '../primitives/bitset.js';
 import { centsAtLeast, centsAtMost } from '../primitives/decimal.js';
 import type { Bounds, RangeIndex } from '../primitives/range-index.js';
 import type { Match } from '../primitives/result-cache.js';
@@ -83,7 +83,7 @@ export class Matcher {
     return this;
   }
 
-  #narrow(window: { from: number; to: number }): void {
+  #narrow(window: WordWindow): void {
     const from = Math.max(this.#from, window.from);
     const to = Math.max(from, Math.min(this.#to, window.to));
     const bits = this.bits;

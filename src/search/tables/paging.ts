@@ -1,6 +1,6 @@
 import { decodeCursor, encodeCursor, pageDirection } from '../../domain/cursors.js';
 import type { Order } from '../../domain/orders.js';
-import { bitsOf } from '../primitives/bitset.js';
+import { bitsOf, type WordWindow } from '../primitives/bitset.js';
 import { centsOfDecimal, decimalOfCents } from '../primitives/decimal.js';
 import type { IndexPage } from '../types.js';
 import type { Bounds } from '../primitives/range-index.js';
@@ -26,7 +26,7 @@ export interface Segment {
    */
   held?: number;
   /** Words [from, to) outside which `bits` holds no row, when known (a date window's): a heap reads only those. */
-  window?: { from: number; to: number };
+  window?: WordWindow;
   order: SortOrder;
   /**
    * Where matches can be at all when the filter bounds the order's own key (followers for the
