@@ -6,7 +6,7 @@ import type { FacetAnswer, FacetRequest, VideoFacet } from '../../domain/facets.
 import { genderToCode } from '../../domain/values.js';
 import { videoFacetSearch } from '../../inputs/facets.js';
 import { needsChannel, type VideoFilter, type VideoSearch } from '../../inputs/videos.js';
-import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount } from '../primitives/bitset.js';
+import { andInto, andNotInto, BitsetPool, copyInto, orInto, popcount, type WordWindow } from '../primitives/bitset.js';
 import { CombinationCounts } from '../primitives/combination-counts.js';
 import { RangeIndex } from '../primitives/range-index.js';
 import { filterKey, type Match, ResultCache } from '../primitives/result-cache.js';
@@ -740,7 +740,7 @@ export class VideoIndex {
   }
 
   /** Newest: one segment. Relevance: exact title 3, title prefix 2, title match 1, description only 0; each by plays. */
-  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[], matchWindow?: Match['window']): Segment[] {
+  #segments(search: VideoSearch, bits: Uint32Array, count: number, slots?: readonly number[], matchWindow?: WordWindow): Segment[] {
     if (search.sort === 'NEWEST') return [{ rank: 0, bits, count, slots, window: matchWindow, order: this.#newest, keyRange: keyRangeOf(instantBounds(search.filter)) }];
     const query = lowerCase(search.filter.query ?? '');
     const words = this.table.words;
