@@ -81,6 +81,37 @@ describe('the matcher', () => {
     }
   });
 
+  it('clears only what a pooled bitset may hold, and the cache gives its matches back with true windows', () => {
+    // One pool and one small cache for a run of searches, as the index thread keeps them: each
+    // match's bitset goes back (evicted, or its loan returned) saying which words may hold its
+    // rows, and the next search clears only those. A window said too narrow shows as stale rows.
+    const pool = new BitsetPool();
+    pool.giveWithin(new Uint32Array(words).fill(0xffffffff, 100, 300), { from: 100, to: 300 });
+    const cache = new ResultCache(pool, 3);
+    let previous: number[] = [];
+    for (let n = 0; n < 80; n++) {
+      const low = rng.int(0, slots * 1_000);
+      const dateBounds: Bounds = { min: low, max: low + rng.int(0, slots * 300), maxExclusive: true };
+      const asked = [rng.pick(['US', 'FR', 'JP', 'BR'])];
+      const sparse = rng.chance(0.5);
+      const match = new Matcher(words, pool, start).range(dates, dateBounds).values(countries, asked);
+      if (sparse) match.keep((slot) => slot % 16 === 0);
+      const expected = Array.from({ length: slots }, (_, slot) => slot).filter(
+        (slot) => alive[slot] && within(dateOf[slot], dateBounds) && countryOf[slot] === asked[0] && (!sparse || slot % 16 === 0),
+      );
+      const label = JSON.stringify({ dateBounds, asked, sparse });
+      const kept = cache.keep(`search ${n}`, 1, match.finish());
+      expect(bitsOf(kept.bits), label).toEqual(expected);
+      // The search before from the cache (a sparse one set into a bitset of the same pool).
+      if (n > 0) expect(bitsOf(cache.get(`search ${n - 1}`, 1, words)!.bits), `${label}: the search before`).toEqual(previous);
+      previous = expected;
+      // Bitsets taken cleared hold nothing, whoever used them last.
+      const taken = pool.take(words);
+      expect(bitsOf(taken), `${label}: a cleared bitset`).toEqual([]);
+      pool.give(taken);
+    }
+  });
+
   it('matches nothing from no starting rows, and everything alive when no condition runs', () => {
     expect(bitsOf(new Matcher(words, dirtyPool(), null).values(countries, ['US']).finish().bits)).toEqual([]);
     expect(new Matcher(words, dirtyPool(), null).finish().count).toBe(0);

@@ -48,6 +48,38 @@ describe('the result cache', () => {
     expect(cache.bytesHeld).toBe(32 * WORDS * 4);
   });
 
+  it('keeps a sparse match that knows its window as a copy of those words when that is small enough, else as a list', () => {
+    const rng = seededRandom('result-cache-window');
+    const pool = new BitsetPool();
+    const cache = new ResultCache(pool);
+    // Rows only within words [200, 300): a date range's window.
+    const windowed = (share: number, window = { from: 200, to: 300 }) => {
+      const bits = pool.take(WORDS);
+      for (let slot = 200 * 32; slot < 300 * 32; slot++) if (rng.next() < share) bits[slot >>> 5] |= 1 << (slot & 31);
+      return { bits, count: popcount(bits), window };
+    };
+    // About 96 rows in 100 words (at most 4 words a row; sparse: a row per 8 of all 1,000 words or
+    // fewer): the 100 words are kept, 400 bytes.
+    const copied = windowed(0.03);
+    const copiedRows = bitsOf(copied.bits);
+    cache.keep('copied', 1, copied);
+    expect(cache.bytesHeld).toBe(100 * 4);
+    // About 10 rows in the same words: a list of their slots, 4 bytes a row.
+    const listed = windowed(0.003);
+    const listedRows = bitsOf(listed.bits);
+    cache.keep('listed', 1, listed);
+    expect(cache.bytesHeld).toBe(100 * 4 + listedRows.length * 4);
+    // Each given back exactly, in a bitset the other used before, with the window it was kept with.
+    for (let round = 0; round < 3; round++) {
+      const hit = cache.get('copied', 1, WORDS)!;
+      expect(bitsOf(hit.bits)).toEqual(copiedRows);
+      expect([hit.count, hit.window]).toEqual([copiedRows.length, { from: 200, to: 300 }]);
+      const other = cache.get('listed', 1, WORDS)!;
+      expect(bitsOf(other.bits)).toEqual(listedRows);
+      expect(other.count).toBe(listedRows.length);
+    }
+  });
+
   it('forgets an entry of another table version', () => {
     const rng = seededRandom('result-cache-version');
     const pool = new BitsetPool();

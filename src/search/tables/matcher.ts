@@ -58,13 +58,17 @@ export class Matcher {
   /** The words that may still hold a match: [#from, #to); every word outside is 0. */
   #from = 0;
   #to: number;
+  /** Until the starting rows are written: the words of `bits` its last user may have left set. */
+  readonly #dirty: WordWindow;
 
   constructor(
     readonly words: number,
     private readonly pool: BitsetPool,
     start: Uint32Array | null,
   ) {
-    this.bits = pool.takeUncleared(words);
+    const taken = pool.takeDirty(words);
+    this.bits = taken.bits;
+    this.#dirty = taken.dirty;
     this.#start = start;
     this.#to = words;
   }
@@ -91,11 +95,13 @@ export class Matcher {
       bits.fill(0, this.#from, from);
       bits.fill(0, to, this.#to);
     } else {
+      // Zeros outside the window, written only where the bitset's last user may have left a bit.
       const start = this.#start;
-      bits.fill(0, 0, from);
+      const dirty = this.#dirty;
+      bits.fill(0, dirty.from, Math.min(from, dirty.to));
       const copied = start === null ? from : Math.max(from, Math.min(to, start.length));
       if (start !== null && copied > from) bits.set(start.subarray(from, copied), from);
-      bits.fill(0, copied);
+      bits.fill(0, Math.max(copied, dirty.from), dirty.to);
       this.#start = undefined;
     }
     this.#from = from;
