@@ -25,7 +25,9 @@ import type { SortOrder } from './sort-order.js';
 //
 // Each bucket also knows the lowest and highest slot holding one of its values. Where slots follow
 // the values (videos are given slots in date order), a range's rows lie in a narrow window of words
-// and a search touches only that window (wordWindow); elsewhere the window is every word.
+// and a search touches only that window (wordWindow), and of it only the words at its two edges:
+// the words between hold rows of the buckets the range keeps whole alone (#wholeWords);
+// elsewhere the window is every word and every word is passed over.
 //
 // Values are compared exactly as stored: integers (counts, metrics in cents) or epoch milliseconds.
 // NaN is SQL NULL: it is in no bucket and matches no range.
@@ -34,6 +36,8 @@ import type { SortOrder } from './sort-order.js';
 const DEFAULT_BUCKETS = 62;
 /** Sub-range boundaries per bucket: a slot's sub-range (0..255) is a byte. */
 const SUB_BOUNDARIES = 255;
+/** Fewer whole words than this are passed over like the rest (a second pass call costs more). */
+const MIN_WHOLE_WORDS = 256;
 
 /** A lower bound's own bucket (see RangeIndex.#edgeOf). */
 interface EdgeBucket {
@@ -53,6 +57,11 @@ export interface Bounds {
 
 /** The bits of a slot's code: 0 is NULL, b + 1 bucket b (so a slot never written reads as NULL). */
 const sliceCount = (bucketCount: number) => 32 - Math.clz32(bucketCount);
+/** The first word wholly after slot `below` (-1: none before), and the word of slot `above` (0x7fffffff: none after). */
+const wordAfter = (below: number) => (below < 0 ? 0 : (below >>> 5) + 1);
+const wordOf = (above: number) => (above === 0x7fffffff ? 0x7fffffff : above >>> 5);
+/** Whole words strictly between two slots. */
+const wordsBetween = (below: number, above: number) => wordOf(above) - wordAfter(below);
 
 /**
  * Round numbers, roundest first: what people bound a count with (10,000 followers, 1 % engagement
@@ -121,6 +130,8 @@ export class RangeIndex {
   /** Per bucket, the lowest and highest slot filed in it since the last rebalance (a superset). */
   #spanFrom = new Int32Array([0x7fffffff]);
   #spanTo = new Int32Array([-1]);
+  /** The lowest and highest slot set to NULL (a superset, kept in memory only: null after a load until needed). */
+  #nullSpan: { from: number; to: number } | null = { from: 0x7fffffff, to: -1 };
 
   /**
    * @param integer values are whole numbers (then a bucket [a, b) holds a..b-1 and can be known full).
@@ -270,6 +281,42 @@ export class RangeIndex {
     if (codes) this.#codes = input.array(Uint8Array);
     this.#spanFrom = input.array(Int32Array);
     this.#spanTo = input.array(Int32Array);
+    this.#nullSpan = null;
+  }
+
+  /** The NULL slots' span, found from the values once after a load. */
+  #nulls(): { from: number; to: number } {
+    if (this.#nullSpan === null) {
+      const span = { from: 0x7fffffff, to: -1 };
+      for (let slot = 0, end = this.values.capacity; slot < end; slot++) {
+        if (!Number.isNaN(this.values.get(slot))) continue;
+        span.from = Math.min(span.from, slot);
+        span.to = slot;
+      }
+      this.#nullSpan = span;
+    }
+    return this.#nullSpan;
+  }
+
+  /**
+   * Words [from, to) in which every slot is NULL-free and in a bucket the bounds keep whole
+   * (none: from = to), from the spans of every other bucket: where slots are filed in the order of
+   * their values (videos by date), a range's kept buckets fill the words between its edge runs.
+   */
+  #wholeWords(lo: number, hi: number, testLow: boolean, testHigh: boolean): WordWindow {
+    let below = -1;
+    for (let bucket = 0, end = testLow ? lo + 1 : lo; bucket < end; bucket++) below = Math.max(below, this.#spanTo[bucket]);
+    let above = 0x7fffffff;
+    for (let bucket = testHigh ? hi : hi + 1; bucket < this.bucketCount; bucket++) above = Math.min(above, this.#spanFrom[bucket]);
+    // Slots in no order of their values (most columns): nothing whole, and no look for NULLs.
+    if (wordsBetween(below, above) < MIN_WHOLE_WORDS) return { from: 0, to: 0 };
+    const nulls = this.#nulls();
+    if (nulls.from <= nulls.to && nulls.to > below && nulls.from < above) {
+      // NULLs between: the larger side of them stays whole.
+      if (nulls.from - below > above - nulls.to) above = nulls.from;
+      else below = nulls.to;
+    }
+    return wordsBetween(below, above) > 0 ? { from: wordAfter(below), to: wordOf(above) } : { from: 0, to: 0 };
   }
 
   /**
@@ -316,6 +363,7 @@ export class RangeIndex {
     this.#slices.clear(sliceWords(Math.max(1, Math.ceil(size / 32)), this.#bits));
     this.#spanFrom = new Int32Array(buckets).fill(0x7fffffff);
     this.#spanTo = new Int32Array(buckets).fill(-1);
+    this.#nullSpan = { from: 0x7fffffff, to: -1 };
     for (let slot = 0; slot < size; slot++) {
       const value = this.values.get(slot);
       const bucket = this.#bucket(value);
@@ -344,7 +392,14 @@ export class RangeIndex {
   }
 
   #widenSpan(bucket: number, slot: number): void {
-    if (bucket >= this.bucketCount) return; // NULL
+    if (bucket >= this.bucketCount) {
+      const nulls = this.#nullSpan;
+      if (nulls !== null) {
+        nulls.from = Math.min(nulls.from, slot);
+        nulls.to = Math.max(nulls.to, slot);
+      }
+      return;
+    }
     if (slot < this.#spanFrom[bucket]) this.#spanFrom[bucket] = slot;
     if (slot > this.#spanTo[bucket]) this.#spanTo[bucket] = slot;
   }
@@ -627,7 +682,18 @@ export class RangeIndex {
         }
       }
     };
-    slices.select(bits, rows, from, words, lowCode, highCode, testLow, testHigh, useOrder ? scratch! : null, testEdges);
+    // Words whose every row the bounds keep need no pass: a date range's middle at 20M videos.
+    const whole = this.#wholeWords(lo, hi, testLow, testHigh);
+    const skipFrom = Math.max(from, whole.from);
+    const skipTo = Math.min(words, whole.to);
+    const select = (start: number, end: number) => {
+      if (end > start) slices.select(bits, rows, start, end, lowCode, highCode, testLow, testHigh, useOrder ? scratch! : null, testEdges);
+    };
+    if (skipTo - skipFrom < MIN_WHOLE_WORDS) select(from, words);
+    else {
+      select(from, skipFrom);
+      select(skipTo, words);
+    }
   }
 }
 

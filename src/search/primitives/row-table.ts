@@ -305,6 +305,11 @@ export class NumberColumn {
     else this.#data = withRoom(this.#data, size, this.#null);
   }
 
+  /** Slots with room for a value (get() reads below it). */
+  get capacity(): number {
+    return this.#offsets !== null ? this.#offsets.low.length : this.#data.length;
+  }
+
   /** Drops the room past `size` slots (after a bulk load). */
   trim(size: number): void {
     if (this.#offsets !== null) this.#offsets.trim(size);
