@@ -321,6 +321,32 @@ describe('a sort order', () => {
       expect(read.length, `rows read ${backward ? 'backward' : 'forward'}`).toBeLessThanOrEqual(backward ? 25 : 2_001 + 1_000);
     }
   });
+  // With many matches the heap's budget is large: a walk that finds none in its first thousand rows
+  // reads a share of the order the even spread never predicted, and gives way long before it.
+  it('gives way to the heap early when the rows read so far hold far fewer matches than expected', () => {
+    const table = new RowTable();
+    const keyOf: number[] = [];
+    const order = new SortOrder(table, (slot) => keyOf[slot]);
+    const rows = 200_000;
+    for (let n = 0; n < rows; n++) {
+      const id = `id${String(n).padStart(6, '0')}`;
+      const slot = table.slotFor(id, id, () => {});
+      keyOf[slot] = n;
+      table.markAlive(slot, true);
+    }
+    order.rebuild();
+    // A quarter of the rows match, the lowest keys: by the even spread a page is ~100 rows away.
+    const matches = 50_000;
+    const bits = new Uint32Array(Math.ceil(rows / 32));
+    for (let slot = 0; slot < matches; slot++) bits[slot >>> 5] |= 1 << (slot & 31);
+    const read: number[] = [];
+    const walk = { from: null, until: null, backward: false, skip: 3, take: 21 };
+    const listed = order.select(bits, matches, { ...walk, visit: (key: number) => read.push(key) });
+    expect(listed).toEqual(order.select(bits, matches, { ...walk, strategy: 'heap' }));
+    expect(listed).toEqual(Array.from({ length: 21 }, (_, i) => matches - 4 - i));
+    // The heap reads every match once; the walk before it a few thousand rows, not 50,000.
+    expect(read.length).toBeLessThanOrEqual(matches + 4_096);
+  });
 });
 
 // An order whose keys a range index also holds (followers, engagement, dates) ranks a page's

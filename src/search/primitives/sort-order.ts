@@ -522,10 +522,18 @@ export class SortOrder {
     return -this.table.ids.compareText(slot, position.id);
   }
 
-  /** Walks the snapshot and the changed rows together, testing each row; null once it has read `budget` rows unfinished. */
+  /**
+   * Walks the snapshot and the changed rows together, testing each row; null once it has read
+   * `budget` rows unfinished, or once the rows read so far, at the share of them that matched,
+   * make a walk of more than `budget` rows likely.
+   */
   #walk(walk: Walk, accept: (slot: number) => boolean, budget = Infinity): number[] | null {
     const { from, until, backward } = walk;
     let skip = walk.skip;
+    const limit = budget;
+    const wanted = walk.skip + walk.take;
+    let read = 0;
+    let accepted = 0;
     const delta = this.#sortedDelta();
     const found: number[] = [];
     const step = backward ? -1 : 1;
@@ -562,7 +570,12 @@ export class SortOrder {
       }
       walk.visit?.(this.keyOf(slot));
       if (--budget < 0) return null;
+      // Matches gathered at the order's far end (a follower minimum under the engagement order):
+      // the projection (one more match counted, so none found yet projects a finite walk) gives up
+      // after a few thousand rows, where the budget would read every row the heap reads.
+      if ((++read & 1023) === 0 && (read * wanted) / (accepted + 1) > limit) return null;
       if (!accept(slot)) continue;
+      accepted++;
       if (skip > 0) skip--;
       else found.push(slot);
     }
