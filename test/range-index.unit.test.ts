@@ -229,13 +229,15 @@ describe('the bit-sliced range index', () => {
   // codes would need a bit more (a slice more for every pass, a bit more for every row) make the
   // target smaller instead, and the answers stay exact.
   it('keeps its codes as wide as its target buckets take, heavy values and all', () => {
-    for (const target of [undefined, 127]) {
+    for (const target of [undefined, 127, 254]) {
       const f = fixture(true, false, target);
-      const slots = 12_000;
-      // 120 values of 100 rows each: every one heavy, each quantile a boundary and its successor.
-      for (let slot = 0; slot < slots; slot++) f.put(slot, (slot % 120) * 10);
+      // Values of 100 rows each, more than the codes hold buckets: every one heavy, each quantile a
+      // boundary and its successor.
+      const values = target === 254 ? 240 : 120;
+      const slots = values * 100;
+      for (let slot = 0; slot < slots; slot++) f.put(slot, (slot % values) * 10);
       f.index.rebalance(slots);
-      const most = target === undefined ? 63 : 127;
+      const most = target === undefined ? 63 : target === 127 ? 127 : 255;
       expect(f.index.bucketCount, `target ${target ?? 'default'}`).toBeLessThanOrEqual(most);
       expect(f.index.bucketCount, `target ${target ?? 'default'}`).toBeGreaterThan(most / 2);
       check(f, true, `heavy values, target ${target ?? 'default'}`, 30, true);

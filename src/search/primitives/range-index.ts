@@ -140,14 +140,14 @@ export class RangeIndex {
   /**
    * @param integer values are whole numbers (then a bucket [a, b) holds a..b-1 and can be known full).
    * @param targetBuckets more buckets: fewer rows tested at a bound's edge, one more bit a code
-   *   once past a power of two. A code is at most 8 bits (the kernel's), and heavy whole numbers
-   *   may add a bucket each: at most 128 for whole numbers, 255 otherwise.
+   *   once past a power of two. A code is at most 8 bits (the kernel's): at most 255 buckets;
+   *   where heavy whole numbers (a bucket each) would need more codes, rebalance asks for fewer.
    */
   constructor(
     private readonly integer: boolean,
     private readonly targetBuckets = DEFAULT_BUCKETS,
   ) {
-    if (targetBuckets > (integer ? 128 : 255)) throw new RangeError(`a range index takes at most ${integer ? 128 : 255} buckets`);
+    if (targetBuckets > 255) throw new RangeError('a range index takes at most 255 buckets');
     this.values = new NumberColumn(!integer);
   }
 

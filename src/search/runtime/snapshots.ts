@@ -32,8 +32,9 @@ import { type Partition, WHOLE } from './partition.js';
 // whole numbers past an Int32 in 5 bytes, no channel country strings (issue 22); 9: range
 // index slices in blocks of four words (the SIMD kernel's layout); 10: text groups' distances
 // in a width per group, not LEB128 varints; 11: text groups' starts in 32 bits, not a Float64;
-// 12: each video's channel gender.
-export const SNAPSHOT_FORMAT = 12;
+// 12: each video's channel gender; 13: creators' range codes in 8 bits (an older snapshot would
+// keep its coarser buckets until a build from PostgreSQL).
+export const SNAPSHOT_FORMAT = 13;
 
 export interface SnapshotSettings {
   /** The folder of the snapshot files, one per database name. */

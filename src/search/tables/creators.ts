@@ -28,6 +28,14 @@ type CreatorColumn = (typeof creatorNumericBounds)[number][2];
 
 const countColumns = new Set<CreatorColumn>(['follower_count', 'recent_month_publish_count']);
 
+/**
+ * Buckets of each range column: 8 bits a code. A bound falls inside a bucket whose rows are tested
+ * one by one (or marked from the order), so four times the buckets of the default's 6 bits test a
+ * quarter of the rows for a third more slices a pass: at 10M creators selective searches 1.12×,
+ * GraphQL creators 1.35× (docs/performance.md).
+ */
+const RANGE_BUCKETS = 254;
+
 /** The index row's value of each numeric filter column. */
 const numericValue: Record<CreatorColumn, (row: CreatorIndexRow) => number> = {
   follower_count: (row) => row.followerCount,
@@ -70,9 +78,9 @@ export class CreatorIndex {
   readonly #hasEmail = new ValueIndex<boolean>();
   readonly #categories = new ValueIndex<number>(true);
   readonly #numeric = Object.fromEntries(
-    Object.keys(numericValue).map((column) => [column, { range: new RangeIndex(true), unit: countColumns.has(column as CreatorColumn) ? 'count' : 'cents' }]),
+    Object.keys(numericValue).map((column) => [column, { range: new RangeIndex(true, RANGE_BUCKETS), unit: countColumns.has(column as CreatorColumn) ? 'count' : 'cents' }]),
   ) as Record<CreatorColumn, NumericColumn>;
-  readonly #lastPublishAt = new RangeIndex(false);
+  readonly #lastPublishAt = new RangeIndex(false, RANGE_BUCKETS);
   readonly #username = new TextIndex();
   readonly #fullName = new TextIndex();
   readonly #followers = new SortOrder(this.table, (slot) => this.#numeric.follower_count.range.values.get(slot));
