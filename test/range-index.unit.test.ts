@@ -4,7 +4,7 @@ import { type Bounds, RangeIndex, roundedBoundaries } from '../src/search/primit
 import type { Snapshotted } from '../src/search/primitives/snapshot-io.js';
 import { CHUNK_BLOCKS, MAX_BITS, sliceWords } from '../src/search/primitives/word-kernel.js';
 import { RowTable } from '../src/search/primitives/row-table.js';
-import { SortOrder } from '../src/search/primitives/sort-order.js';
+import { type KeyCodes, SortOrder } from '../src/search/primitives/sort-order.js';
 import { seededRandom } from '../src/upstreams/seeded-random.js';
 import { randomRowSet } from './support/random-searches.js';
 import { roundTrip as roundTripSnapshot } from './support/snapshot-round-trip.js';
@@ -243,6 +243,50 @@ describe('the bit-sliced range index', () => {
       check(f, true, `heavy values, target ${target ?? 'default'}`, 30, true);
     }
   });
+
+  // A page's heap asks the codes of its order's keys for the matches that may still beat its last
+  // kept row (KeyCodes.eachWithin): the kernel, a span of words at a time, the bound asked again
+  // before each span. Over chunks, from any word, with a fixed bound and with one that rises.
+  it("lists the matches whose key's code is at or past a bound, across the kernel's chunks", () => {
+    const f = fixture(true, true, 254);
+    const order = f.order!;
+    let codes: KeyCodes | null = null;
+    const useCodes = order.useCodes.bind(order);
+    order.useCodes = (given) => useCodes((codes = given));
+    f.index.useOrder(order);
+    const slots = CHUNK_BLOCKS * 4 * 32 + 7_001;
+    for (let slot = 0; slot < slots; slot++) f.put(slot, f.draw());
+    f.index.rebalance(slots);
+    order.rebuild();
+    const words = Math.ceil(slots / 32);
+    const codeOf = (slot: number) => codes!.codeOf(f.valueOf[slot]);
+    for (let trial = 0; trial < 12; trial++) {
+      const { rows } = randomRowSet(rng, slots, rng.pick([0.001, 0.1, 0.9]));
+      const from = rng.pick([0, rng.int(0, words - 1), CHUNK_BLOCKS * 4 - 3]);
+      const to = rng.pick([words, rng.int(from, words)]);
+      const atMost = rng.chance(0.5);
+      const bound = codeOf(rng.int(0, slots - 1));
+      const passes = (slot: number, code: number) => (atMost ? codeOf(slot) <= code : codeOf(slot) >= code);
+      const matches = bitsOf(rows).filter((slot) => slot >= from * 32 && slot < to * 32);
+      const label = `trial ${trial}: words [${from}, ${to}), ${atMost ? 'at most' : 'at least'} ${bound}`;
+      const fixed: number[] = [];
+      codes!.eachWithin(rows, from, to, () => bound, atMost, (slot) => fixed.push(slot));
+      expect(fixed, label).toEqual(matches.filter((slot) => passes(slot, bound)));
+      // A bound that moves on after every 50 matches listed: each listed one passed the bound of
+      // its span, so every one passing the last bound and none failing the first is listed.
+      const first = atMost ? 255 : 0;
+      let moving = first;
+      const listed: number[] = [];
+      codes!.eachWithin(rows, from, to, () => moving, atMost, (slot) => {
+        listed.push(slot);
+        if (listed.length % 50 === 0) moving = atMost ? Math.max(bound, moving - 16) : Math.min(bound, moving + 16);
+      });
+      expect(listed.every((slot, i) => i === 0 || slot > listed[i - 1]), `${label}: ascending`).toBe(true);
+      expect(listed.filter((slot) => !passes(slot, first)), `${label}: the first bound`).toEqual([]);
+      const kept = new Set(listed);
+      expect(matches.filter((slot) => passes(slot, moving) && !kept.has(slot)), `${label}: the last bound`).toEqual([]);
+    }
+  }, 60_000);
 
   it('files a slot never written as NULL, and a bound past every value selects nothing', () => {
     const f = fixture(true, false);

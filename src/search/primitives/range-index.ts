@@ -155,30 +155,25 @@ export class RangeIndex {
   useOrder(order: SortOrder): void {
     this.#order = order;
     this.#codes = null;
-    order.useCodes({ codeOf: (key) => this.#codeOf(this.#bucket(key)), within: (word, code, atMost) => this.#within(word, code, atMost) });
-  }
-
-  /**
-   * The slots of `word` whose code is at least `code` (`atMost`: at most it), the 32 compared at
-   * once a bit at a time from the highest, as bit-sliced indexes compare (O'Neil and Quass): a
-   * slot is greater once its bit is 1 where the code's is 0 while the bits above were equal.
-   */
-  #within(word: number, code: number, atMost: boolean): number {
-    const bits = this.#bits;
-    const slices = this.#slices.words;
-    const base = sliceAt(word, bits, 0);
-    if (base + ((bits - 1) << 2) >= slices.length) return -1;
-    let greater = 0;
-    let equal = -1;
-    for (let j = bits - 1; j >= 0; j--) {
-      const slice = slices[base + (j << 2)];
-      if ((code >>> j) & 1) equal &= slice;
-      else {
-        greater |= equal & slice;
-        equal &= ~slice;
-      }
-    }
-    return atMost ? ~greater : greater | equal;
+    order.useCodes({
+      codeOf: (key) => this.#codeOf(this.#bucket(key)),
+      eachWithin: (matches, from, to, code, atMost, visit) => {
+        this.#coverWords(to);
+        this.#slices.within(this.#bits, matches, from, to, code, atMost, ({ start, list, listed, lows }) => {
+          for (let n = 0; n < listed; n++) {
+            for (let at = list[n] * 4, end = at + 4; at < end; at++) {
+              let word = lows[at];
+              const base = (start + at) << 5;
+              while (word !== 0) {
+                const lowest = word & -word;
+                visit(base + 31 - Math.clz32(lowest));
+                word ^= lowest;
+              }
+            }
+          }
+        });
+      },
+    });
   }
 
   /** How many of `bucket`'s sub-range boundaries are <= value. */

@@ -82,8 +82,11 @@ export interface Walk {
 export interface KeyCodes {
   /** The code of `key`: never lower for a higher key; NaN's is 0, the lowest. */
   codeOf(key: number): number;
-  /** The slots of word `word` whose code is at least `code` (`atMost`: at most it); every slot when the codes do not reach it. */
-  within(word: number, code: number, atMost: boolean): number;
+  /**
+   * Each of `matches`' slots in words [from, to) whose code is at least `code()` (`atMost`: at
+   * most it), to `visit`; the code is asked again every few words, so a rising bound keeps up.
+   */
+  eachWithin(matches: Uint32Array, from: number, to: number, code: () => number, atMost: boolean, visit: (slot: number) => void): void;
 }
 
 export class SortOrder {
@@ -612,38 +615,44 @@ export class SortOrder {
     // backward: above it) cannot get in: its key is not read (a cache miss each at random slots).
     const codes = this.#codes;
     let lastKeptCode = -1;
+    const consider = (slot: number) => {
+      if (!alive.has(slot)) return;
+      const key = this.keyOf(slot);
+      walk.visit?.(key);
+      if (from !== null && this.#toPosition(key, slot, from) * direction <= 0) return;
+      if (until !== null && this.#toPosition(key, slot, until) * direction >= 0) return;
+      if (held < room) {
+        // Sift up: the new row rises while it comes after its parent.
+        let i = held++;
+        slots[i] = slot;
+        keys[i] = key;
+        while (i > 0) {
+          const parent = (i - 1) >>> 1;
+          if (!later(keys[i], slots[i], keys[parent], slots[parent])) break;
+          swap(slots, keys, i, parent);
+          i = parent;
+        }
+      } else if (later(keys[0], slots[0], key, slot)) {
+        slots[0] = slot;
+        keys[0] = key;
+        sift(held);
+      } else return;
+      if (codes !== null && held === room) lastKeptCode = codes.codeOf(keys[0]);
+    };
     // Only the words that can hold a match (a date window's are a few percent of 20M videos').
-    for (let w = window.from, end = Math.min(window.to, bits.length); w < end; w++) {
+    const end = Math.min(window.to, bits.length);
+    let w = window.from;
+    // Every match until the heap is full; then, with codes, only those the codes let through,
+    // found by the kernel a span of words at a time.
+    for (; w < end && lastKeptCode < 0; w++) {
       let word = bits[w];
-      if (word !== 0 && lastKeptCode >= 0) word &= codes!.within(w, lastKeptCode, walk.backward);
       while (word !== 0) {
         const lowest = word & -word;
-        const slot = (w << 5) + 31 - Math.clz32(lowest);
+        consider((w << 5) + 31 - Math.clz32(lowest));
         word ^= lowest;
-        if (!alive.has(slot)) continue;
-        const key = this.keyOf(slot);
-        walk.visit?.(key);
-        if (from !== null && this.#toPosition(key, slot, from) * direction <= 0) continue;
-        if (until !== null && this.#toPosition(key, slot, until) * direction >= 0) continue;
-        if (held < room) {
-          // Sift up: the new row rises while it comes after its parent.
-          let i = held++;
-          slots[i] = slot;
-          keys[i] = key;
-          while (i > 0) {
-            const parent = (i - 1) >>> 1;
-            if (!later(keys[i], slots[i], keys[parent], slots[parent])) break;
-            swap(slots, keys, i, parent);
-            i = parent;
-          }
-        } else if (later(keys[0], slots[0], key, slot)) {
-          slots[0] = slot;
-          keys[0] = key;
-          sift(held);
-        } else continue;
-        if (codes !== null && held === room) lastKeptCode = codes.codeOf(keys[0]);
       }
     }
+    if (w < end) codes!.eachWithin(bits, w, end, () => lastKeptCode, walk.backward, consider);
     // Drain the heap from its last row to its first.
     const found: number[] = new Array(held);
     for (let size = held; size > 0; size--) {

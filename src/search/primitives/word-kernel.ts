@@ -25,6 +25,7 @@ interface Exports {
   ): void;
   atLeast(bits: number, from: number, to: number, code: number, includeEqual: number, slices: number, matches: number, equals: number, list: number): number;
   atLeastEach(bits: number, from: number, to: number, codes: number, k: number, slices: number, matches: number, counts: number): void;
+  within(bits: number, from: number, to: number, code: number, atMost: number, slices: number, matches: number, out: number, list: number): number;
   popcountAnd(a: number, b: number, blocks: number): number;
   and(a: number, b: number, blocks: number): void;
   or(a: number, b: number, blocks: number): void;
@@ -164,6 +165,25 @@ class Kernel {
   }
 
   /**
+   * `visit` gets the matches of words [from, to) whose code is at least `code()` (`atMost`: at
+   * most it), span after span, in its chunk's lows at the listed blocks. The code is asked again
+   * for every span, and spans start at 16 words and double to 2,048: a heap's last kept key rises
+   * fastest over its first matches.
+   */
+  within(bits: number, matches: Uint32Array, from: number, to: number, code: () => number, atMost: boolean, visit: (chunk: Chunk) => void): void {
+    let span = 4;
+    this.#chunks(bits, matches, from, to, null, (start, _first, _last, blocks, slices) => {
+      for (let b = 0; b < blocks; b += span, span = Math.min(span * 2, 512)) {
+        const listed = this.#exports.within(bits, b, Math.min(blocks, b + span), code(), atMost ? 1 : 0, slices, ROWS, LOWS, LIST);
+        if (listed === 0) continue;
+        this.#chunk.start = start;
+        this.#chunk.listed = listed;
+        visit(this.#chunk);
+      }
+    });
+  }
+
+  /**
    * The bits set in `a` and in each of `others` over words [from, to) (past an array's end:
    * none): `a` is copied in once a chunk for all of them (a facet's values over one set of
    * matches). `a` itself among them counts `a` alone (A AND A), copied once.
@@ -295,6 +315,11 @@ export class SlicedCodes {
    */
   countAtLeast(bits: number, matches: Uint32Array, from: number, to: number, code: number, includeEqual: boolean, equals?: (chunk: Chunk) => void): { above: number; equal: number } {
     return this.#kernel.atLeast(bits, matches, from, to, code, includeEqual, equals);
+  }
+
+  /** The matches of words [from, to) whose code is at least `code()` (`atMost`: at most it), by span (see Kernel.within). */
+  within(bits: number, matches: Uint32Array, from: number, to: number, code: () => number, atMost: boolean, visit: (chunk: Chunk) => void): void {
+    this.#kernel.within(bits, matches, from, to, code, atMost, visit);
   }
 
   /** countAtLeast without includeEqual for each of `codes` (at most MAX_EACH) in one pass, no row listed. */

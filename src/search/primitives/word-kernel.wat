@@ -156,6 +156,50 @@
     (global.set $equal (call $laneSum (local.get $equalTotal)))
     (call $laneSum (local.get $total)))
 
+;; The rows of `matches` whose code is at least `code` (atMost not 0: at most it), written to
+  ;; `out` for each block holding any, those blocks listed at `list`; their number returned. A
+  ;; page's heap reads the keys of only these: the matches that may still beat the last row it keeps.
+  (func (export "within")
+    (param $bits i32) (param $from i32) (param $to i32) (param $code i32) (param $atMost i32)
+    (param $slices i32) (param $matches i32) (param $out i32) (param $list i32) (result i32)
+    (local $b i32) (local $j i32) (local $p i32) (local $o i32) (local $n i32)
+    (local $mask v128) (local $s v128) (local $below v128) (local $eq v128) (local $kept v128)
+    (local.set $b (local.get $from))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $b) (local.get $to)))
+        (local.set $o (i32.shl (local.get $b) (i32.const 4)))
+        (local.set $mask (v128.load (i32.add (local.get $matches) (local.get $o))))
+        (if (v128.any_true (local.get $mask))
+          (then
+            (local.set $below (v128.const i64x2 0 0))
+            (local.set $eq (local.get $mask))
+            (local.set $j (i32.sub (local.get $bits) (i32.const 1)))
+            (local.set $p (i32.add (local.get $slices)
+              (i32.shl (i32.add (i32.mul (local.get $b) (local.get $bits)) (local.get $j)) (i32.const 4))))
+            (loop $slice
+              (local.set $s (v128.load (local.get $p)))
+              (if (i32.and (i32.shr_u (local.get $code) (local.get $j)) (i32.const 1))
+                (then
+                  (local.set $below (v128.or (local.get $below) (v128.andnot (local.get $eq) (local.get $s))))
+                  (local.set $eq (v128.and (local.get $eq) (local.get $s))))
+                (else (local.set $eq (v128.andnot (local.get $eq) (local.get $s)))))
+              (local.set $p (i32.sub (local.get $p) (i32.const 16)))
+              (local.set $j (i32.sub (local.get $j) (i32.const 1)))
+              (br_if $slice (i32.ge_s (local.get $j) (i32.const 0))))
+            ;; At least the code: the matches not below it; at most: those below or equal.
+            (if (local.get $atMost)
+              (then (local.set $kept (v128.or (local.get $below) (local.get $eq))))
+              (else (local.set $kept (v128.andnot (local.get $mask) (local.get $below)))))
+            (if (v128.any_true (local.get $kept))
+              (then
+                (v128.store (i32.add (local.get $out) (local.get $o)) (local.get $kept))
+                (i32.store (i32.add (local.get $list) (i32.shl (local.get $n) (i32.const 2))) (local.get $b))
+                (local.set $n (i32.add (local.get $n) (i32.const 1)))))))
+        (local.set $b (i32.add (local.get $b) (i32.const 1)))
+        (br $blocks)))
+    (local.get $n))
+
   ;; atLeast for `k` codes at once (a histogram's edges), each block's matches and slices read once
   ;; where k passes read them k times: for code q (the i32 at codes + 4q), the rows of `matches`
   ;; above it and those equal to it are added, by lane, to the vectors at counts + 32q and
