@@ -14,20 +14,25 @@ import { randomRowSet } from './support/random-searches.js';
 // after, with rows changed, removed and added, it must list the alive rows as a plain sort by
 // (key DESC, id DESC) does, by both ways of reading it.
 
-/** An order over `rows` alive rows with whole-number keys up to `maxKey`, built. */
-function randomOrder(seed: string, rows: number, maxKey: number) {
-  const rng = seededRandom(seed);
+/** An order over `rows` alive rows, row n keyed `keyFor(n)` and given slot n, built. */
+function builtOrder(rows: number, keyFor: (n: number) => number) {
   const table = new RowTable();
   const keyOf: number[] = [];
   const order = new SortOrder(table, (slot) => keyOf[slot]);
   for (let n = 0; n < rows; n++) {
     const id = `id${String(n).padStart(6, '0')}`;
     const slot = table.slotFor(id, id, () => {});
-    keyOf[slot] = rng.int(0, maxKey);
+    keyOf[slot] = keyFor(n);
     table.markAlive(slot, true);
   }
   order.rebuild();
-  return { rng, table, keyOf, order };
+  return { table, keyOf, order };
+}
+
+/** An order over `rows` alive rows with whole-number keys up to `maxKey`, built. */
+function randomOrder(seed: string, rows: number, maxKey: number) {
+  const rng = seededRandom(seed);
+  return { rng, ...builtOrder(rows, () => rng.int(0, maxKey)) };
 }
 
 describe('a sort order', () => {
@@ -294,17 +299,8 @@ describe('a sort order', () => {
   // a walk from the top would read nearly every row; past as many rows as the heap would read
   // matches, it gives way to the heap, with the same answer.
   it('gives way to the heap when the matches gather at the far end of the order, with the same page', () => {
-    const table = new RowTable();
-    const keyOf: number[] = [];
-    const order = new SortOrder(table, (slot) => keyOf[slot]);
     const rows = 40_000;
-    for (let n = 0; n < rows; n++) {
-      const id = `id${String(n).padStart(6, '0')}`;
-      const slot = table.slotFor(id, id, () => {});
-      keyOf[slot] = n;
-      table.markAlive(slot, true);
-    }
-    order.rebuild();
+    const { keyOf, order } = builtOrder(rows, (n) => n);
     // 1,000 matches, the lowest keys: by the even-spread estimate a page of 21 is ~840 rows away.
     const bits = new Uint32Array(Math.ceil(rows / 32));
     for (let slot = 0; slot < 1_000; slot++) bits[slot >>> 5] |= 1 << (slot & 31);
@@ -321,20 +317,12 @@ describe('a sort order', () => {
       expect(read.length, `rows read ${backward ? 'backward' : 'forward'}`).toBeLessThanOrEqual(backward ? 25 : 2_001 + 1_000);
     }
   });
+
   // With many matches the heap's budget is large: a walk that finds none in its first thousand rows
   // reads a share of the order the even spread never predicted, and gives way long before it.
   it('gives way to the heap early when the rows read so far hold far fewer matches than expected', () => {
-    const table = new RowTable();
-    const keyOf: number[] = [];
-    const order = new SortOrder(table, (slot) => keyOf[slot]);
     const rows = 200_000;
-    for (let n = 0; n < rows; n++) {
-      const id = `id${String(n).padStart(6, '0')}`;
-      const slot = table.slotFor(id, id, () => {});
-      keyOf[slot] = n;
-      table.markAlive(slot, true);
-    }
-    order.rebuild();
+    const { order } = builtOrder(rows, (n) => n);
     // A quarter of the rows match, the lowest keys: by the even spread a page is ~100 rows away.
     const matches = 50_000;
     const bits = new Uint32Array(Math.ceil(rows / 32));
