@@ -33,6 +33,9 @@ export function countValues<V extends string | number | boolean>(
  * block of 128 slots the matches touch (its slices are read at random: 146k matches took 6.5 ms);
  * a word of the one `value >= edge` pass for every edge (RangeIndex.countAtLeastEach) 2, and 2.5
  * more an edge (five edges 4.5 ms over 10M rows, where five passes took 7.2); a row of the order 4.
+ * Measured with 6-bit codes; rechecked with the creators' 8-bit codes (2026-12-07, EPYC, every way
+ * timed for 324 follower histograms of the bench's facet draws at 10M): the estimates ran at 0.75–0.83
+ * of the times, and the ways chosen took 1,100 ms where the best of each would have taken 1,091.
  */
 const MATCH_NS = 18;
 const MATCH_EDGE_NS = 0.9;
