@@ -1,7 +1,7 @@
 import { bucketOf } from '../../domain/facets.js';
 import { grownLength, popcount, withRoom, type WordWindow } from './bitset.js';
 import { lowerBound } from './lower-bound.js';
-import { type Chunk, MAX_BITS, MAX_EACH, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
+import { type Chunk, countBits, MAX_BITS, MAX_EACH, SlicedCodes, sliceAt, sliceWords } from './word-kernel.js';
 import { NumberColumn } from './row-table.js';
 import { SnapshotRejected, type SnapshotReader, type SnapshotWriter } from './snapshot-io.js';
 import type { SortOrder } from './sort-order.js';
@@ -536,13 +536,26 @@ export class RangeIndex {
     return 0;
   }
 
+  /** The passes over the slices countWithin takes for `bounds`. */
+  passesWithin(bounds: Bounds): number {
+    return (bounds.min !== undefined || this.#holdsNull() ? 1 : 0) + (bounds.max !== undefined ? 1 : 0);
+  }
+
+  #holdsNull(): boolean {
+    const nulls = this.#nulls();
+    return nulls.from <= nulls.to;
+  }
+
   /**
    * How many slots of `matches` (words [from, to), `count` of them) hold a value within `bounds`:
    * those at or above the lower bound less those above the upper, two countAtLeast passes that
    * change nothing (a search's total when its page needs no bitset of the bound).
    */
   countWithin(matches: Uint32Array, bounds: Bounds, from: number, to: number, count: number): number {
-    const atLeastMin = this.countAtLeast(matches, bounds.min ?? -Infinity, from, to, count);
+    // A maximum alone over a column without NULL: every match is at least the minimum, counted by
+    // a popcount (a word read where a pass compares its slices).
+    const atLeastMin =
+      bounds.min === undefined && !this.#holdsNull() ? countBits(matches, from, to) : this.countAtLeast(matches, bounds.min ?? -Infinity, from, to, count);
     if (bounds.max === undefined) return atLeastMin;
     const aboveMax = bounds.maxExclusive ? bounds.max : this.integer ? Math.floor(bounds.max) + 1 : nextUp(bounds.max);
     return Math.max(0, atLeastMin - this.countAtLeast(matches, aboveMax, from, to, count));

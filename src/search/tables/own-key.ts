@@ -29,11 +29,13 @@ export interface BoundedMatch extends Match {
 
 /**
  * Rows of a run read in order (each one bit tested at a random place) for the cost of one word of
- * the range index's passes (six slices compared, twice). Measured with one country beside a
- * follower bound, at 1M and 10M creators (2026-11-26): about 2 ns a row, 20 ns a word; 8 ns a row
+ * a range index's pass (its slices compared by the kernel, whatever the matches: copies in and out
+ * cost as much as the blocks it skips). Measured at 10M creators with 8-bit codes, a follower
+ * bound beside one value (2026-12-07, EPYC): 4.5–5.5 ns a row, 3.6–4.4 ns a word. Before the kernel a word
+ * cost ten rows, and broad counts walked millions of rows where a pass took 2 ms; 4 times a row
  * once slots changed since the order's sort (each row is then tested against them).
  */
-const ROWS_PER_WORD = 10;
+const ROWS_PER_WORD = 0.8;
 const ROW_COST_WITH_CHANGES = 4;
 /** Counts kept for the filters asked last (the pages of one search), per table version. */
 const KEPT = 256;
@@ -151,7 +153,7 @@ function countWithinKey(
   // A pass compares the words holding a match (at most one a match) and skips the empty ones.
   const words = to - from;
   const row = order.changedCount === 0 ? 1 : ROW_COST_WITH_CHANGES;
-  const costs: Record<Exclude<BoundCount, 'ranks'>, number> = { inside: inside * row, outside: (alive - inside) * row, pass: Math.min(match.count, words) * ROWS_PER_WORD + words / 2 };
+  const costs: Record<Exclude<BoundCount, 'ranks'>, number> = { inside: inside * row, outside: (alive - inside) * row, pass: range.passesWithin(bounds) * words * ROWS_PER_WORD };
   const cheapest = (Object.keys(costs) as (keyof typeof costs)[]).reduce((best, next) => (costs[next] < costs[best] ? next : best));
   // Ranking pays once a few counts would each read more than the ranked count's two blocks.
   const ranks = way === undefined || way === 'ranks' ? ranksOf(costs[cheapest] > RANKS_WORTH_ROWS * row) : undefined;
