@@ -123,6 +123,11 @@ export class SortOrder {
     return this.#dirtyList.length;
   }
 
+  /** The rows of the sorted snapshot: what ranking matches along the order reads (rank, rankCodes). */
+  get snapshotRows(): number {
+    return this.#perm.length;
+  }
+
   /** The snapshot's runs of consecutive slots, or null when they are too short to keep (tests watch which). */
   get runs(): number | null {
     return this.#runStarts?.length ?? null;

@@ -41,46 +41,48 @@ const ROW_COST_WITH_CHANGES = 4;
 const KEPT = 256;
 /** Other conditions ranked per order and table version: 4 bytes per 512 rows each (80 KB at 10M). */
 const RANKED = 32;
-/** A count reading fewer rows than this is not worth ranking its conditions for. */
-const RANKS_WORTH_ROWS = 8 * SortOrder.rankedCountRows;
 /** Columns of more values than this are not ranked: 4 bytes per value per 512 rows (2.2 MB for 14 codes at 20M). */
 const RANKED_CODES = 64;
 
 export class BoundedCounts {
   #version = -1;
   readonly #counts = new Map<string, number>();
-  /** Per order, the other conditions counted in this version: their ranks, or null when counted once. */
-  readonly #ranks = new Map<SortOrder, Map<string, RunRanks | null>>();
-  /** Per order, the single-valued columns counted in this version: their codes' ranks, or null when counted once. */
-  readonly #codeRanks = new Map<SortOrder, Map<string, CodeRanks | null>>();
+  /** Per order, the other conditions counted in this version: their ranks, or what their counts have cost so far (rows). */
+  readonly #ranks = new Map<SortOrder, Map<string, RunRanks | number>>();
+  /** Per order, the single-valued columns counted in this version: their codes' ranks, or what their counts have cost so far. */
+  readonly #codeRanks = new Map<SortOrder, Map<string, CodeRanks | number>>();
 
   /**
    * How many rows of `match` (the other conditions, `others` their filter key) have a key of
    * `order` (also the values of `range`) within `bounds`, `alive` rows in the table: the order's
    * run within the bounds read with each row's bit tested, the runs outside them read and taken
    * from the matches, or the range index's passes over the words holding matches, whichever reads
-   * least; from the matches' ranks along the order when those conditions were counted before in
-   * this version. Remembered per `key` until the version changes.
+   * least; from the matches' ranks along the order once those conditions' counts in this version
+   * have cost as much as ranking them (rankingPays). Remembered per `key` until the version changes.
    */
   count(key: string, others: string, version: number, order: SortOrder, range: RangeIndex, match: Match, bounds: Bounds, alive: number, way?: BoundCount): number {
     return this.#remembered(key, version, way, () =>
-      countWithinKey(order, range, match, bounds, alive, way, (worth) => ranksOf(this.#ranks, order, others, worth, way === 'ranks', () => order.rank(match.bits))),
+      countWithinKey(order, range, match, bounds, alive, way, (cost, row) =>
+        ranksOf(this.#ranks, order, others, cost, order.snapshotRows * row, way === 'ranks', () => order.rank(match.bits)),
+      ),
     );
   }
 
   /**
    * How many rows whose code in a single-valued column (`column` its name, `codeOf` its codes)
    * is `wanted` have a key of `order` within `bounds`: the order's run within the bounds read,
-   * each row's code tested, or from the column's ranks along the order once it was counted before
-   * in this version (see count). Remembered per `key` until the version changes.
+   * each row's code tested, or from the column's ranks along the order once its counts in this
+   * version have cost as much as ranking it (see count). Remembered per `key` until the version changes.
    */
   countCodes(key: string, column: string, version: number, order: SortOrder, { codeOf, codes }: { codeOf: SlotCodes; codes: number }, wanted: Uint8Array, bounds: Bounds, way?: BoundCount): number {
     return this.#remembered(key, version, way, () => {
       const min = bounds.min ?? -Infinity;
       const max = bounds.max ?? Infinity;
       const exclusive = bounds.maxExclusive === true;
-      const worth = codes <= RANKED_CODES && order.countKeyRange(min, max, exclusive) > RANKS_WORTH_ROWS;
-      const ranks = way === undefined || way === 'ranks' ? ranksOf(this.#codeRanks, order, column, worth, way === 'ranks', () => order.rankCodes(codeOf, codes)) : undefined;
+      // A count reads the run within the bounds, a ranking the whole order.
+      const cost = codes <= RANKED_CODES ? order.countKeyRange(min, max, exclusive) : 0;
+      const ranks =
+        way === undefined || way === 'ranks' ? ranksOf(this.#codeRanks, order, column, cost, order.snapshotRows, way === 'ranks', () => order.rankCodes(codeOf, codes)) : undefined;
       return order.countKeyRangeOfCodes(codeOf, wanted, min, max, exclusive, ranks);
     });
   }
@@ -105,25 +107,30 @@ export class BoundedCounts {
 
 /**
  * The ranks of `name` (other conditions, a column) along `order`, from `ranked` (this version's):
- * kept, or made on their second count worth ranking in this version (ranking reads the whole
- * order once), or at once when `now`; else undefined.
+ * kept, or made once this version's counts of `name`, this one's `cost` with them, would cost more
+ * than ranking (`rankCost`: it reads the whole order once), or at once when `now`; else undefined,
+ * and the cost added to what its counts have cost. A rent-or-buy rule: at most twice the cheaper
+ * of never ranking and ranking at the first count, however often the conditions come back. Ranking
+ * on the second count, as before, stalled the search thread for a whole order's read (50-70 ms at
+ * 10M) for conditions that came back a few times, each count then a pass of 1-3 ms.
  */
 function ranksOf<R extends RunRanks | CodeRanks>(
-  ranked: Map<SortOrder, Map<string, R | null>>,
+  ranked: Map<SortOrder, Map<string, R | number>>,
   order: SortOrder,
   name: string,
-  worth: boolean,
+  cost: number,
+  rankCost: number,
   now: boolean,
   rank: () => R,
 ): R | undefined {
   let byName = ranked.get(order);
   if (byName === undefined) ranked.set(order, (byName = new Map()));
   const known = byName.get(name);
-  // Ranks of a snapshot merged since (a snapshot written) are made again, as on a second count.
-  if (known && order.ranksCurrent(known)) return known;
-  if (!now && !worth) return undefined;
-  if (!now && known === undefined) {
-    if (byName.size < RANKED) byName.set(name, null);
+  if (typeof known === 'object' && order.ranksCurrent(known)) return known;
+  // Ranks of a snapshot merged since (a snapshot written) are made again: they paid once already.
+  const spent = known === undefined ? 0 : typeof known === 'number' ? known : rankCost;
+  if (!now && (cost === 0 || spent + cost <= rankCost)) {
+    if (known !== undefined || byName.size < RANKED) byName.set(name, spent + cost);
     return undefined;
   }
   const ranks = rank();
@@ -131,7 +138,7 @@ function ranksOf<R extends RunRanks | CodeRanks>(
   return ranks;
 }
 
-/** `ranksOf(worth)`: the matches' ranks if kept (or made, when worth it); see BoundedCounts. */
+/** `ranksOf(cost, row)`: the matches' ranks if kept (or made, when they pay); see BoundedCounts. */
 function countWithinKey(
   order: SortOrder,
   range: RangeIndex,
@@ -139,7 +146,7 @@ function countWithinKey(
   bounds: Bounds,
   alive: number,
   way: BoundCount | undefined,
-  ranksOf: (worth: boolean) => RunRanks | undefined,
+  ranksOf: (cost: number, row: number) => RunRanks | undefined,
 ): number {
   if (match.count === 0) return 0;
   const min = bounds.min ?? -Infinity;
@@ -155,8 +162,7 @@ function countWithinKey(
   const row = order.changedCount === 0 ? 1 : ROW_COST_WITH_CHANGES;
   const costs: Record<Exclude<BoundCount, 'ranks'>, number> = { inside: inside * row, outside: (alive - inside) * row, pass: range.passesWithin(bounds) * words * ROWS_PER_WORD };
   const cheapest = (Object.keys(costs) as (keyof typeof costs)[]).reduce((best, next) => (costs[next] < costs[best] ? next : best));
-  // Ranking pays once a few counts would each read more than the ranked count's two blocks.
-  const ranks = way === undefined || way === 'ranks' ? ranksOf(costs[cheapest] > RANKS_WORTH_ROWS * row) : undefined;
+  const ranks = way === undefined || way === 'ranks' ? ranksOf(costs[cheapest], row) : undefined;
   if (ranks !== undefined) return order.countKeyRangeIn(match.bits, min, max, exclusive, ranks);
   switch (way === 'ranks' ? cheapest : (way ?? cheapest)) {
     case 'inside':
