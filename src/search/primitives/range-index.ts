@@ -548,8 +548,8 @@ export class RangeIndex {
 
   /**
    * How many slots of `matches` (words [from, to), `count` of them) hold a value within `bounds`:
-   * those at or above the lower bound less those above the upper, two countAtLeast passes that
-   * change nothing (a search's total when its page needs no bitset of the bound).
+   * those at or above the lower bound less those above the upper, countAtLeast passes (see
+   * passesWithin) that change nothing (a search's total when its page needs no bitset of the bound).
    */
   countWithin(matches: Uint32Array, bounds: Bounds, from: number, to: number, count: number): number {
     // A maximum alone over a column without NULL: every match is at least the minimum, counted by

@@ -58,7 +58,7 @@ export class BoundedCounts {
    * run within the bounds read with each row's bit tested, the runs outside them read and taken
    * from the matches, or the range index's passes over the words holding matches, whichever reads
    * least; from the matches' ranks along the order once those conditions' counts in this version
-   * have cost as much as ranking them (rankingPays). Remembered per `key` until the version changes.
+   * have cost as much as ranking them (ranksOf). Remembered per `key` until the version changes.
    */
   count(key: string, others: string, version: number, order: SortOrder, range: RangeIndex, match: Match, bounds: Bounds, alive: number, way?: BoundCount): number {
     return this.#remembered(key, version, way, () =>
@@ -157,7 +157,8 @@ function countWithinKey(
   const window = range.wordWindow(bounds);
   const from = Math.max(matched.from, window.from);
   const to = Math.max(from, Math.min(matched.to, window.to));
-  // A pass compares the words holding a match (at most one a match) and skips the empty ones.
+  // A pass reads every word between the first and the last match (it skips empty blocks, but its
+  // copies in and out of the kernel's memory cost about what a compared block does).
   const words = to - from;
   const row = order.changedCount === 0 ? 1 : ROW_COST_WITH_CHANGES;
   const costs: Record<Exclude<BoundCount, 'ranks'>, number> = { inside: inside * row, outside: (alive - inside) * row, pass: range.passesWithin(bounds) * words * ROWS_PER_WORD };
